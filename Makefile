@@ -1,0 +1,61 @@
+# pqot: `make demo` and `make test` do everything on a fresh Debian 12 machine.
+JOBS      ?= $(shell nproc)
+CMAKE_GEN ?= -G Ninja
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps build build-asan build-fuzz demo test test-release test-asan test-fuzz bench fuzz \
+        format tidy clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+# Release build: binaries in build/bin/.
+build: deps
+	@cmake -S . -B build $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build build -j$(JOBS)
+
+# AddressSanitizer + UndefinedBehaviorSanitizer build: build-asan/bin/.
+build-asan: deps
+	@cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+
+# libFuzzer targets (clang): build-fuzz/bin/fuzz_*.
+build-fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DPQOT_FUZZ=ON -DPQOT_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	@cmake --build build-fuzz -j$(JOBS)
+
+demo: build
+	@scripts/demo.sh
+
+test-release: build
+	ctest --test-dir build --output-on-failure -j$(JOBS)
+
+# The sanitizer build runs everything but the valgrind and Node.js interop runs (those check the
+# same code in the Release build).
+test-asan: build-asan
+	ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'valgrind|interop'
+
+test-fuzz: build-fuzz
+	ctest --test-dir build-fuzz --output-on-failure -j$(JOBS) -L fuzz
+
+test: test-fuzz test-asan test-release
+
+bench: build
+	@build/bin/pqot bench crypto
+
+# Longer fuzzing: make fuzz FUZZ_SECONDS=600
+fuzz: build-fuzz
+	ctest --test-dir build-fuzz --output-on-failure -L fuzz
+
+format:
+	@clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+tidy: build
+	@run-clang-tidy -quiet -p build $$(git ls-files 'src/*.cpp' 'apps/*.cpp') 2>/dev/null || \
+	    clang-tidy -p build $$(git ls-files 'src/*.cpp' 'apps/*.cpp')
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,65 @@
+// The KEM interface every key-encapsulation mechanism in pqot implements.
+//
+// Implementations here are ML-KEM-512/768/1024 (FIPS 203) and X-Wing (X25519 + ML-KEM-768). A
+// platform provider (OpenSSL >= 3.5 "ML-KEM-768" through EVP_PKEY) can implement the same interface;
+// protocol code only ever holds a `const Kem&`.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "pqot/crypto/bytes.hpp"
+#include "pqot/crypto/secure.hpp"
+
+namespace pqot::crypto {
+
+struct KemKeyPair {
+  Bytes public_key;         ///< encapsulation key (ek)
+  SecretBytes secret_key;   ///< decapsulation key (dk)
+};
+
+struct KemEncapsulation {
+  Bytes ciphertext;
+  SecretBytes shared_secret;
+};
+
+class Kem {
+ public:
+  virtual ~Kem() = default;
+
+  virtual std::string_view name() const noexcept = 0;
+  virtual std::size_t public_key_size() const noexcept = 0;
+  virtual std::size_t secret_key_size() const noexcept = 0;
+  virtual std::size_t ciphertext_size() const noexcept = 0;
+  virtual std::size_t shared_secret_size() const noexcept { return 32; }
+  /// Bytes of randomness keygen consumes (64 = d||z for ML-KEM, 32 for X-Wing).
+  virtual std::size_t keygen_seed_size() const noexcept = 0;
+  /// Bytes of randomness encapsulation consumes (32 = m for ML-KEM, 64 for X-Wing).
+  virtual std::size_t encaps_seed_size() const noexcept = 0;
+
+  /// Deterministic key generation from a seed of keygen_seed_size() bytes.
+  virtual KemKeyPair generate_keypair(ByteView seed) const = 0;
+  /// Deterministic encapsulation. Throws Error{invalid_length} / Error{invalid_key} if the public
+  /// key fails the input checks.
+  virtual KemEncapsulation encapsulate(ByteView public_key, ByteView seed) const = 0;
+  /// Decapsulation. Throws Error{invalid_length} for wrong sizes and Error{invalid_key} if the
+  /// secret key fails its check; a well-formed but wrong ciphertext yields the implicit-rejection
+  /// secret, never an error.
+  virtual SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const = 0;
+  /// Throws as encapsulate() would for this public key; returns normally if it is acceptable.
+  virtual void check_public_key(ByteView public_key) const = 0;
+
+  /// Key generation drawing the seed from the OS CSPRNG.
+  KemKeyPair generate_keypair() const;
+  /// Encapsulation drawing the seed from the OS CSPRNG.
+  KemEncapsulation encapsulate(ByteView public_key) const;
+};
+
+/// The KEM named `name` ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X-Wing"); names match
+/// exactly. Throws Error{unknown_algorithm}. The returned objects are stateless singletons.
+const Kem& kem_by_name(std::string_view name);
+/// Every name kem_by_name accepts, in a stable order.
+std::span<const std::string_view> kem_names() noexcept;
+
+}  // namespace pqot::crypto
