@@ -1,0 +1,123 @@
+// X-Wing (draft-connolly-cfrg-xwing-kem): ML-KEM-768 and X25519 combined with SHA3-256.
+//
+//   expand(sk)  = SHAKE256(sk, 96) -> (d || z for ML-KEM-768, sk_X)
+//   pk          = pk_M || pk_X                      (1184 + 32 bytes)
+//   ct          = ct_M || ct_X                      (1088 + 32 bytes)
+//   ss          = SHA3-256(ss_M || ss_X || ct_X || pk_X || "\.//^\")
+#include "pqot/crypto/xwing.hpp"
+
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "pqot/crypto/error.hpp"
+#include "pqot/crypto/mlkem.hpp"
+#include "pqot/crypto/sha3.hpp"
+#include "pqot/crypto/x25519.hpp"
+
+namespace pqot::crypto {
+
+namespace {
+
+constexpr std::size_t kMlKemPk = 1184;
+constexpr std::size_t kMlKemCt = 1088;
+constexpr std::uint8_t kLabel[6] = {0x5c, 0x2e, 0x2f, 0x2f, 0x5e, 0x5c};  // "\.//^\"
+
+const MlKem& ml_kem_768() {
+  static const MlKem kem(MlKemParameterSet::ml_kem_768);
+  return kem;
+}
+
+void require_size(ByteView data, std::size_t expected, const char* what) {
+  if (data.size() != expected) {
+    throw Error(ErrorCode::invalid_length, std::string("X-Wing: ") + what + " must be " +
+                                               std::to_string(expected) + " bytes, got " +
+                                               std::to_string(data.size()));
+  }
+}
+
+struct Expanded {
+  KemKeyPair ml_kem;
+  Secret<32> sk_x;
+  X25519Public pk_x;
+};
+
+Expanded expand_decapsulation_key(ByteView sk) {
+  Secret<96> expanded;
+  shake256(sk, expanded.span());
+  Expanded e;
+  e.ml_kem = ml_kem_768().keygen_internal({expanded.data(), 32}, {expanded.data() + 32, 32});
+  std::memcpy(e.sk_x.data(), expanded.data() + 64, 32);
+  e.pk_x = x25519_public_key(e.sk_x.span());
+  return e;
+}
+
+// X25519 gives no output for a low-order point; X-Wing takes the mathematical result, which is
+// then all zero (the draft does not reject it: the ML-KEM half still protects the secret).
+Secret<32> x25519_or_zero(ByteView sk, ByteView pk) {
+  auto ss = x25519(sk, pk);
+  return ss ? *ss : Secret<32>{};
+}
+
+SecretBytes combine(ByteView ss_m, const Secret<32>& ss_x, ByteView ct_x, ByteView pk_x) {
+  Secret<32 + 32 + 32 + 32 + sizeof(kLabel)> input;
+  std::uint8_t* p = input.data();
+  std::memcpy(p, ss_m.data(), 32);
+  std::memcpy(p + 32, ss_x.data(), 32);
+  std::memcpy(p + 64, ct_x.data(), 32);
+  std::memcpy(p + 96, pk_x.data(), 32);
+  std::memcpy(p + 128, kLabel, sizeof(kLabel));
+  auto digest = sha3_256(input.span());
+  SecretBytes ss(digest.begin(), digest.end());
+  secure_wipe(digest.data(), digest.size());
+  return ss;
+}
+
+}  // namespace
+
+KemKeyPair XWing::generate_keypair(ByteView seed) const {
+  require_size(seed, kSecretKeySize, "seed (decapsulation key)");
+  const Expanded e = expand_decapsulation_key(seed);
+  KemKeyPair kp;
+  kp.public_key = e.ml_kem.public_key;
+  kp.public_key.insert(kp.public_key.end(), e.pk_x.begin(), e.pk_x.end());
+  kp.secret_key.assign(seed.begin(), seed.end());
+  return kp;
+}
+
+void XWing::check_public_key(ByteView public_key) const {
+  require_size(public_key, kPublicKeySize, "encapsulation key");
+  ml_kem_768().check_public_key(public_key.first(kMlKemPk));
+}
+
+KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
+  check_public_key(public_key);
+  require_size(seed, encaps_seed_size(), "seed (m || ek_X)");
+  const ByteView pk_m = public_key.first(kMlKemPk);
+  const ByteView pk_x = public_key.subspan(kMlKemPk);
+  const ByteView ek_x = seed.subspan(32);
+
+  KemEncapsulation m = ml_kem_768().encaps_internal(pk_m, seed.first(32));
+  const X25519Public ct_x = x25519_public_key(ek_x);
+  const Secret<32> ss_x = x25519_or_zero(ek_x, pk_x);
+
+  KemEncapsulation out;
+  out.shared_secret = combine(m.shared_secret, ss_x, ct_x, pk_x);
+  out.ciphertext = std::move(m.ciphertext);
+  out.ciphertext.insert(out.ciphertext.end(), ct_x.begin(), ct_x.end());
+  return out;
+}
+
+SecretBytes XWing::decapsulate(ByteView secret_key, ByteView ciphertext) const {
+  require_size(secret_key, kSecretKeySize, "decapsulation key");
+  require_size(ciphertext, kCiphertextSize, "ciphertext");
+  const Expanded e = expand_decapsulation_key(secret_key);
+  const ByteView ct_m = ciphertext.first(kMlKemCt);
+  const ByteView ct_x = ciphertext.subspan(kMlKemCt);
+  // The expanded dk is well-formed by construction, so no hash check is needed.
+  const SecretBytes ss_m = ml_kem_768().decaps_internal(e.ml_kem.secret_key, ct_m);
+  const Secret<32> ss_x = x25519_or_zero(e.sk_x.span(), ct_x);
+  return combine(ss_m, ss_x, ct_x, e.pk_x);
+}
+
+}  // namespace pqot::crypto
