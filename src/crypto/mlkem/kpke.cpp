@@ -19,24 +19,31 @@ void polyvec_ntt(PolyVec<K>& v) noexcept {
   }
 }
 
-// r = sum_j row(j) o v[j], where row(j) is sampled on the fly so the matrix is never stored.
+// A vector in the NTT domain together with its multiplication caches.
+template <int K>
+struct NttVec {
+  PolyVec<K> v;
+  std::array<MulCache, K> cache;
+};
+
+template <int K>
+void prepare(NttVec<K>& x) noexcept {
+  for (std::size_t j = 0; j < K; ++j) mulcache_compute(x.cache[j], x.v.p[j]);
+}
+
+// r = sum_j row_i(j) o v[j], with the matrix row sampled on the fly so the matrix is never stored.
 // `transposed` selects A^T (Algorithm 14 line 18) instead of A (Algorithm 13 line 18).
 template <int K>
 void matrix_row_times(Poly& r, const std::uint8_t rho[kSymBytes], int i, bool transposed,
-                      const PolyVec<K>& v) noexcept {
-  Poly a;
+                      const NttVec<K>& x) noexcept {
+  PolyVec<K> row;
   for (int j = 0; j < K; ++j) {
     // A[i][j] = SampleNTT(rho || j || i); A^T[i][j] = A[j][i] = SampleNTT(rho || i || j).
-    const auto x = static_cast<std::uint8_t>(transposed ? i : j);
-    const auto y = static_cast<std::uint8_t>(transposed ? j : i);
-    sample_ntt(a, rho, x, y);
-    if (j == 0) {
-      basemul_montgomery(r, a, v.p[0]);
-    } else {
-      basemul_montgomery_acc(r, a, v.p[static_cast<std::size_t>(j)]);
-    }
+    const auto col = static_cast<std::uint8_t>(transposed ? i : j);
+    const auto line = static_cast<std::uint8_t>(transposed ? j : i);
+    sample_ntt(row.p[static_cast<std::size_t>(j)], rho, col, line);
   }
-  poly_reduce(r);
+  polyvec_basemul_acc_montgomery<K>(r, row, x.v, x.cache);
 }
 
 template <class T>
@@ -58,12 +65,14 @@ void kpke_keygen(std::uint8_t* ek, std::uint8_t* dk_pke, const std::uint8_t d[kS
   const std::uint8_t* sigma = rho_sigma.data() + kSymBytes;
   declassify(rho, kSymBytes);  // rho is part of the public key
 
-  PolyVec<K> s, e;
+  NttVec<K> s;
+  PolyVec<K> e;
   std::uint8_t nonce = 0;
-  for (auto& p : s.p) sample_cbd(p, sigma, nonce++, P::eta1);
+  for (auto& p : s.v.p) sample_cbd(p, sigma, nonce++, P::eta1);
   for (auto& p : e.p) sample_cbd(p, sigma, nonce++, P::eta1);
-  polyvec_ntt(s);
+  polyvec_ntt(s.v);
   polyvec_ntt(e);
+  prepare(s);
 
   // t = A o s + e  (line 18), then ek = ByteEncode_12(t) || rho, dk_PKE = ByteEncode_12(s).
   for (int i = 0; i < K; ++i) {
@@ -76,7 +85,8 @@ void kpke_keygen(std::uint8_t* ek, std::uint8_t* dk_pke, const std::uint8_t d[kS
   }
   std::memcpy(ek + P::kPolyVecBytes, rho, kSymBytes);
   for (int i = 0; i < K; ++i) {
-    poly_to_bytes(dk_pke + kPolyBytes * static_cast<std::size_t>(i), s.p[static_cast<std::size_t>(i)]);
+    poly_to_bytes(dk_pke + kPolyBytes * static_cast<std::size_t>(i),
+                  s.v.p[static_cast<std::size_t>(i)]);
   }
   wipe(input);
   wipe(rho_sigma);
@@ -94,13 +104,15 @@ void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m
   std::memcpy(rho, ek + P::kPolyVecBytes, kSymBytes);
   declassify(rho, kSymBytes);  // public, although decapsulation reads it from inside dk
 
-  PolyVec<K> y, e1;
+  NttVec<K> y;
+  PolyVec<K> e1;
   Poly e2;
   std::uint8_t nonce = 0;
-  for (auto& p : y.p) sample_cbd(p, r, nonce++, P::eta1);
+  for (auto& p : y.v.p) sample_cbd(p, r, nonce++, P::eta1);
   for (auto& p : e1.p) sample_cbd(p, r, nonce++, P::eta2);
   sample_cbd(e2, r, nonce, P::eta2);
-  polyvec_ntt(y);
+  polyvec_ntt(y.v);
+  prepare(y);
 
   // u = NTT^-1(A^T o y) + e1  (line 19), c1 = ByteEncode_du(Compress_du(u))
   for (int i = 0; i < K; ++i) {
@@ -112,9 +124,7 @@ void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m
   }
   // v = NTT^-1(t^T o y) + e2 + mu  (lines 20-21), c2 = ByteEncode_dv(Compress_dv(v))
   Poly v, mu;
-  basemul_montgomery(v, t.p[0], y.p[0]);
-  for (std::size_t j = 1; j < K; ++j) basemul_montgomery_acc(v, t.p[j], y.p[j]);
-  poly_reduce(v);
+  polyvec_basemul_acc_montgomery<K>(v, t, y.v, y.cache);
   invntt_tomont(v);
   poly_from_msg(mu, m);
   poly_add(v, e2);
@@ -133,21 +143,21 @@ void kpke_decrypt(std::uint8_t m[kSymBytes], const std::uint8_t* dk_pke,
                   const std::uint8_t* ct) noexcept {
   using P = Params<K>;
   // u' = Decompress_du(c1), v' = Decompress_dv(c2), s = ByteDecode_12(dk_PKE)  (lines 3-5)
-  PolyVec<K> u, s;
+  NttVec<K> u;
+  PolyVec<K> s;
   for (int i = 0; i < K; ++i) {
     const auto idx = static_cast<std::size_t>(i);
-    poly_decompress(u.p[idx], ct + 32 * P::du * idx, P::du);
+    poly_decompress(u.v.p[idx], ct + 32 * P::du * idx, P::du);
     poly_from_bytes(s.p[idx], dk_pke + kPolyBytes * idx);
   }
   Poly v;
   poly_decompress(v, ct + P::kCtUBytes, P::dv);
-  polyvec_ntt(u);
+  polyvec_ntt(u.v);
+  prepare(u);
 
   // w = v' - NTT^-1(s^T o NTT(u'))  (line 6), m = ByteEncode_1(Compress_1(w))  (line 7)
   Poly su;
-  basemul_montgomery(su, s.p[0], u.p[0]);
-  for (std::size_t j = 1; j < K; ++j) basemul_montgomery_acc(su, s.p[j], u.p[j]);
-  poly_reduce(su);
+  polyvec_basemul_acc_montgomery<K>(su, s, u.v, u.cache);
   invntt_tomont(su);
   Poly w;
   poly_sub(w, v, su);

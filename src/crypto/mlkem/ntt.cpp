@@ -78,30 +78,42 @@ void invntt_tomont(Poly& a) noexcept {
   for (auto& x : r) x = fqmul(x, kInvNttScale);
 }
 
-namespace {
-// Algorithm 12, BaseCaseMultiply: (a0 + a1 X)(b0 + b1 X) mod (X^2 - zeta).
-inline void basemul_pair(std::int16_t r[2], const std::int16_t a[2], const std::int16_t b[2],
-                         std::int16_t zeta) noexcept {
-  r[0] = static_cast<std::int16_t>(fqmul(fqmul(a[1], b[1]), zeta) + fqmul(a[0], b[0]));
-  r[1] = static_cast<std::int16_t>(fqmul(a[0], b[1]) + fqmul(a[1], b[0]));
-}
-}  // namespace
-
-// Algorithm 11, MultiplyNTTs: 128 degree-one products, the i-th modulo X^2 - zeta^(2BitRev7(i)+1),
-// which for the pair (4i, 4i+2) is +zetas[64+i] and -zetas[64+i].
-void basemul_montgomery(Poly& r, const Poly& a, const Poly& b) noexcept {
+// Algorithm 11, MultiplyNTTs: 128 degree-one products, the i-th modulo X^2 - gamma_i with
+// gamma_i = zeta^(2BitRev7(i)+1); for the pair (4i, 4i+2) that is +zetas[64+i] and -zetas[64+i].
+void mulcache_compute(MulCache& cache, const Poly& b) noexcept {
   for (std::size_t i = 0; i < kN / 4; ++i) {
     const std::int16_t zeta = kZetas[64 + i];
-    basemul_pair(&r.c[4 * i], &a.c[4 * i], &b.c[4 * i], zeta);
-    basemul_pair(&r.c[4 * i + 2], &a.c[4 * i + 2], &b.c[4 * i + 2],
-                 static_cast<std::int16_t>(-zeta));
+    cache.c[2 * i] = fqmul(b.c[4 * i + 1], zeta);
+    cache.c[2 * i + 1] = fqmul(b.c[4 * i + 3], static_cast<std::int16_t>(-zeta));
   }
 }
 
-void basemul_montgomery_acc(Poly& r, const Poly& a, const Poly& b) noexcept {
-  Poly t;
-  basemul_montgomery(t, a, b);
-  poly_add(r, t);
+// Algorithm 12, BaseCaseMultiply, summed over the vector before reducing:
+// (a0 + a1 X)(b0 + b1 X) mod (X^2 - gamma) = (a0 b0 + a1 b1 gamma) + (a0 b1 + a1 b0) X.
+// Bound: K <= 4 terms of |a| < 2^12 times (|b0| <= q/2 plus |b1 gamma| < q) stay below 2^27,
+// inside Montgomery reduction's range of q * 2^15.
+template <int K>
+void polyvec_basemul_acc_montgomery(Poly& r, const PolyVec<K>& a, const PolyVec<K>& b,
+                                    const std::array<MulCache, K>& b_cache) noexcept {
+  for (std::size_t i = 0; i < kN / 2; ++i) {
+    std::int32_t even = 0;
+    std::int32_t odd = 0;
+    for (std::size_t j = 0; j < K; ++j) {
+      const std::int32_t a0 = a.p[j].c[2 * i], a1 = a.p[j].c[2 * i + 1];
+      const std::int32_t b0 = b.p[j].c[2 * i], b1 = b.p[j].c[2 * i + 1];
+      even += a0 * b0 + a1 * b_cache[j].c[i];
+      odd += a0 * b1 + a1 * b0;
+    }
+    r.c[2 * i] = montgomery_reduce(even);
+    r.c[2 * i + 1] = montgomery_reduce(odd);
+  }
 }
+
+template void polyvec_basemul_acc_montgomery<2>(Poly&, const PolyVec<2>&, const PolyVec<2>&,
+                                                const std::array<MulCache, 2>&) noexcept;
+template void polyvec_basemul_acc_montgomery<3>(Poly&, const PolyVec<3>&, const PolyVec<3>&,
+                                                const std::array<MulCache, 3>&) noexcept;
+template void polyvec_basemul_acc_montgomery<4>(Poly&, const PolyVec<4>&, const PolyVec<4>&,
+                                                const std::array<MulCache, 4>&) noexcept;
 
 }  // namespace pqot::crypto::mlkem

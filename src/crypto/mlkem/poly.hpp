@@ -26,10 +26,19 @@ void ntt(Poly& a) noexcept;
 /// Algorithm 10, in place, times the Montgomery factor 2^16 (which cancels the 2^-16 of
 /// basemul). Output |coefficients| < q.
 void invntt_tomont(Poly& a) noexcept;
-/// r = a o b in the NTT domain (Algorithms 11-12), times 2^-16. Output |coefficients| < 2q.
-void basemul_montgomery(Poly& r, const Poly& a, const Poly& b) noexcept;
-/// r += a o b, same scaling; the caller bounds the number of accumulations (at most 4).
-void basemul_montgomery_acc(Poly& r, const Poly& a, const Poly& b) noexcept;
+/// For each degree-one factor i of b (NTT domain), b[2i+1] * gamma_i: the odd coefficient times
+/// the factor's root, which every product with b needs. Computed once per vector element and reused
+/// for all K rows of a matrix-vector product.
+struct MulCache {
+  std::array<std::int16_t, kN / 2> c;
+};
+void mulcache_compute(MulCache& cache, const Poly& b) noexcept;
+/// r = sum_j a[j] o b[j] in the NTT domain (Algorithms 11-12), times 2^-16, accumulated in 32 bits
+/// with one Montgomery reduction per coefficient. Requires |a| < 2^12, |b| <= q/2 and the caches
+/// of b. Output |coefficients| < q.
+template <int K>
+void polyvec_basemul_acc_montgomery(Poly& r, const PolyVec<K>& a, const PolyVec<K>& b,
+                                    const std::array<MulCache, K>& b_cache) noexcept;
 
 // ---- poly.cpp ----------------------------------------------------------------------------------
 void poly_reduce(Poly& a) noexcept;                      // centered representatives

@@ -1,0 +1,153 @@
+// `pqot kem` and `pqot bench crypto` from the outside: output format, determinism, agreement with
+// the library, and the bad-input convention (one line on stderr, nothing on stdout, exit 2).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "pqot/crypto/kem.hpp"
+#include "run_process.hpp"
+
+namespace {
+
+using pqot::test::ProcessResult;
+using pqot::test::run_process;
+namespace crypto = pqot::crypto;
+
+ProcessResult pqot_cli(std::vector<std::string> args) { return run_process(PQOT_BIN, args); }
+
+std::map<std::string, std::string> fields(const std::string& out) {
+  std::map<std::string, std::string> f;
+  std::size_t start = 0;
+  while (start < out.size()) {
+    const std::size_t end = out.find('\n', start);
+    const std::string line = out.substr(start, end - start);
+    const std::size_t eq = line.find('=');
+    if (eq != std::string::npos) f[line.substr(0, eq)] = line.substr(eq + 1);
+    start = end == std::string::npos ? out.size() : end + 1;
+  }
+  return f;
+}
+
+void expect_usage_error(const ProcessResult& r, const std::string& mentions) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("pqot: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << "stderr: " << r.err;
+}
+
+std::string seed_hex(std::size_t n, std::uint8_t fill) { return crypto::to_hex(crypto::Bytes(n, fill)); }
+
+class KemCli : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(KemCli, DeterministicKeygenEncapsDecapsMatchTheLibrary) {
+  const crypto::Kem& kem = crypto::kem_by_name(GetParam());
+  const std::string seed = seed_hex(kem.keygen_seed_size(), 0x07);
+  const auto kg = pqot_cli({"kem", "keygen", "--alg", GetParam(), "--seed", seed});
+  ASSERT_EQ(kg.exit_code, 0) << kg.err;
+  auto f = fields(kg.out);
+  ASSERT_EQ(f.size(), 2u) << kg.out;
+  const auto lib = kem.generate_keypair(crypto::from_hex(seed));
+  EXPECT_EQ(f["ek"], crypto::to_hex(lib.public_key));
+  EXPECT_EQ(f["dk"], crypto::to_hex(lib.secret_key));
+
+  const std::string m = seed_hex(kem.encaps_seed_size(), 0x09);
+  const auto en = pqot_cli({"kem", "encaps", "--alg", GetParam(), "--ek", f["ek"], "--m", m});
+  ASSERT_EQ(en.exit_code, 0) << en.err;
+  auto e = fields(en.out);
+  const auto lib_enc = kem.encapsulate(lib.public_key, crypto::from_hex(m));
+  EXPECT_EQ(e["ct"], crypto::to_hex(lib_enc.ciphertext));
+  EXPECT_EQ(e["ss"], crypto::to_hex(lib_enc.shared_secret));
+
+  const auto de = pqot_cli({"kem", "decaps", "--alg", GetParam(), "--dk", f["dk"], "--ct", e["ct"]});
+  ASSERT_EQ(de.exit_code, 0) << de.err;
+  EXPECT_EQ(fields(de.out)["ss"], e["ss"]);
+}
+
+TEST_P(KemCli, RandomKeysAndFileArguments) {
+  const auto kg = pqot_cli({"kem", "keygen", "--alg", GetParam()});
+  ASSERT_EQ(kg.exit_code, 0) << kg.err;
+  auto f = fields(kg.out);
+  const auto kg2 = pqot_cli({"kem", "keygen", "--alg", GetParam()});
+  EXPECT_NE(fields(kg2.out)["ek"], f["ek"]) << "two random key pairs must differ";
+
+  char dir_template[] = "/tmp/pqot-kem-cli-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string ek_file = std::string(dir_template) + "/ek.hex";
+  std::ofstream(ek_file) << f["ek"] << "\n";  // trailing newline, as an editor would leave it
+  const auto en = pqot_cli({"kem", "encaps", "--alg", GetParam(), "--ek", "@" + ek_file});
+  ASSERT_EQ(en.exit_code, 0) << en.err;
+  auto e = fields(en.out);
+  const auto de = pqot_cli({"kem", "decaps", "--alg", GetParam(), "--dk", f["dk"], "--ct", e["ct"]});
+  EXPECT_EQ(fields(de.out)["ss"], e["ss"]);
+  std::remove(ek_file.c_str());
+  rmdir(dir_template);
+}
+
+INSTANTIATE_TEST_SUITE_P(Algs, KemCli,
+                         ::testing::Values("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X-Wing"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(KemCliErrors, UnknownAlgorithm) {
+  expect_usage_error(pqot_cli({"kem", "keygen", "--alg", "Kyber768"}), "unknown KEM 'Kyber768'");
+}
+
+TEST(KemCliErrors, MissingAlgorithm) {
+  expect_usage_error(pqot_cli({"kem", "keygen"}), "--alg");
+}
+
+TEST(KemCliErrors, WrongSeedLength) {
+  expect_usage_error(pqot_cli({"kem", "keygen", "--alg", "ML-KEM-768", "--seed", seed_hex(32, 1)}),
+                     "must be 64 bytes, got 32");
+}
+
+TEST(KemCliErrors, BadHex) {
+  expect_usage_error(pqot_cli({"kem", "keygen", "--alg", "ML-KEM-768", "--seed", "zz"}),
+                     "--seed: invalid hex digit at position 0");
+  expect_usage_error(pqot_cli({"kem", "keygen", "--alg", "ML-KEM-768", "--seed", "abc"}),
+                     "odd number of digits");
+}
+
+TEST(KemCliErrors, MissingFile) {
+  expect_usage_error(pqot_cli({"kem", "encaps", "--alg", "ML-KEM-768", "--ek", "@/nonexistent/ek"}),
+                     "cannot read file");
+}
+
+TEST(KemCliErrors, EncapsulationKeyFailingTheModulusCheck) {
+  const auto& kem = crypto::kem_by_name("ML-KEM-768");
+  crypto::Bytes ek = kem.generate_keypair().public_key;
+  ek[0] = 0xff;
+  ek[1] |= 0x0f;  // first coefficient 4095 >= q
+  expect_usage_error(pqot_cli({"kem", "encaps", "--alg", "ML-KEM-768", "--ek", crypto::to_hex(ek)}),
+                     "modulus check");
+}
+
+TEST(KemCliErrors, WrongCiphertextLength) {
+  const auto& kem = crypto::kem_by_name("ML-KEM-512");
+  const auto kp = kem.generate_keypair();
+  expect_usage_error(pqot_cli({"kem", "decaps", "--alg", "ML-KEM-512", "--dk",
+                               crypto::to_hex(kp.secret_key), "--ct", seed_hex(767, 0)}),
+                     "ciphertext must be 768 bytes, got 767");
+}
+
+TEST(BenchCli, ExactExchangesAsJson) {
+  const auto r = pqot_cli({"bench", "crypto", "--alg", "ML-KEM-512", "--iterations", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"ML-KEM-512 keygen\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"ML-KEM-512 decaps\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"iterations\": 3"), std::string::npos);
+  EXPECT_NE(r.out.find("\"openssl\""), std::string::npos);
+}
+
+TEST(BenchCli, UnknownAlgorithmIsUsageError) {
+  expect_usage_error(pqot_cli({"bench", "crypto", "--alg", "nope"}), "unknown KEM");
+}
+
+}  // namespace
