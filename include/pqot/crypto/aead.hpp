@@ -51,8 +51,8 @@ class Aes256Gcm {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Hands out counter values 0, 1, 2, ... up to `last` inclusive, then refuses
-/// (Error{nonce_exhausted}) rather than wrap.
+/// Hands out counter values first, first + 1, ... up to `last` inclusive, then refuses
+/// (Error{nonce_exhausted}, every time) rather than wrap.
 class NonceSequence {
  public:
   explicit NonceSequence(NoncePrefix prefix, std::uint64_t first = 0,
@@ -61,7 +61,12 @@ class NonceSequence {
   /// The counter of the next nonce, then advances. Throws when exhausted.
   std::uint64_t next_counter();
   Nonce next() { return make_nonce(prefix_, next_counter()); }
-  std::uint64_t remaining() const noexcept { return next_ > last_ ? 0 : last_ - next_ + 1; }
+  /// Counters left; 0 once exhausted (also when last == UINT64_MAX, where next_ cannot pass
+  /// last_), saturating at UINT64_MAX for the full 2^64 range.
+  std::uint64_t remaining() const noexcept {
+    if (exhausted_ || next_ > last_) return 0;
+    return last_ - next_ == UINT64_MAX ? UINT64_MAX : last_ - next_ + 1;
+  }
   const NoncePrefix& prefix() const noexcept { return prefix_; }
 
  private:

@@ -6,7 +6,7 @@
 
 namespace pqot::crypto {
 
-inline constexpr std::size_t kHkdfSha256MaxOutput = 255 * 32;
+inline constexpr std::size_t kHkdfSha256MaxOutput = std::size_t{255} * 32;
 
 /// Extract-then-expand. Throws Error{invalid_argument} if length is 0 or > 255*32.
 SecretBytes hkdf_sha256(ByteView ikm, ByteView salt, ByteView info, std::size_t length);

@@ -1,0 +1,18 @@
+// SHA-256 and HMAC-SHA-256 over OpenSSL (transcript hashes, link-binding proofs).
+#pragma once
+
+#include <array>
+
+#include "pqot/crypto/bytes.hpp"
+
+namespace pqot::crypto {
+
+using Sha256Digest = std::array<std::uint8_t, 32>;
+
+Sha256Digest sha256(ByteView data);
+/// SHA-256 over the concatenation of `parts`, without copying them together.
+Sha256Digest sha256(std::initializer_list<ByteView> parts);
+/// HMAC-SHA-256(key, concatenation of parts).
+Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts);
+
+}  // namespace pqot::crypto

@@ -1,0 +1,66 @@
+#include "pqot/crypto/hash.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <memory>
+
+#include "pqot/crypto/error.hpp"
+
+namespace pqot::crypto {
+
+namespace {
+
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
+};
+struct MacCtxFree {
+  void operator()(EVP_MAC_CTX* c) const noexcept { EVP_MAC_CTX_free(c); }
+};
+
+const EVP_MD* sha256_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);  // fetched once, never freed
+  if (md == nullptr) throw Error(ErrorCode::internal, "OpenSSL has no SHA-256");
+  return md;
+}
+
+EVP_MAC* hmac_mac() {
+  static EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  if (mac == nullptr) throw Error(ErrorCode::internal, "OpenSSL has no HMAC");
+  return mac;
+}
+
+void check(int ok, const char* what) {
+  if (ok != 1) throw Error(ErrorCode::internal, std::string("OpenSSL failed: ") + what);
+}
+
+}  // namespace
+
+Sha256Digest sha256(ByteView data) { return sha256({data}); }
+
+Sha256Digest sha256(std::initializer_list<ByteView> parts) {
+  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
+  if (!ctx) throw Error(ErrorCode::internal, "out of memory");
+  check(EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr), "SHA-256 init");
+  for (ByteView p : parts) check(EVP_DigestUpdate(ctx.get(), p.data(), p.size()), "SHA-256 update");
+  Sha256Digest out{};
+  unsigned int n = 0;
+  check(EVP_DigestFinal_ex(ctx.get(), out.data(), &n), "SHA-256 final");
+  return out;
+}
+
+Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts) {
+  std::unique_ptr<EVP_MAC_CTX, MacCtxFree> ctx(EVP_MAC_CTX_new(hmac_mac()));
+  if (!ctx) throw Error(ErrorCode::internal, "out of memory");
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
+                               OSSL_PARAM_construct_end()};
+  check(EVP_MAC_init(ctx.get(), key.data(), key.size(), params), "HMAC init");
+  for (ByteView p : parts) check(EVP_MAC_update(ctx.get(), p.data(), p.size()), "HMAC update");
+  Sha256Digest out{};
+  std::size_t n = 0;
+  check(EVP_MAC_final(ctx.get(), out.data(), &n, out.size()), "HMAC final");
+  return out;
+}
+
+}  // namespace pqot::crypto
