@@ -8,6 +8,8 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "wycheproof.hpp"
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-json load(const std::string& name) {
-  const std::string path = std::string(PQOT_TEST_DATA_DIR) + "/wycheproof/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
 
 std::string describe(const json& t) {
   return "tcId " + std::to_string(t.at("tcId").get<int>()) + " " + t.at("flags").dump() + " (" +
@@ -57,7 +53,7 @@ bool has_flag(const json& t, const char* flag) {
 }
 
 TEST(AeadWycheproof, AesGcm) {
-  const json file = load("aes_gcm_test.json");
+  const json file = pqot::test::load_wycheproof("aes_gcm_test.json");
   ASSERT_EQ(file.at("algorithm"), "AES-GCM");
   std::size_t run = 0;
   std::map<std::string, int> passed_by_flag;  // "<result>/<flag>" -> tests that behaved

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "wycheproof.hpp"
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -18,12 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-json load(const std::string& name) {
-  const std::string path = std::string(PQOT_TEST_DATA_DIR) + "/wycheproof/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
 
 std::string describe(const json& t) {
   return "tcId " + std::to_string(t.at("tcId").get<int>()) + " " + t.at("flags").dump() + " (" +
@@ -42,7 +38,7 @@ std::optional<ErrorCode> error_of(F&& f) {
 }
 
 TEST(HkdfWycheproof, HkdfSha256) {
-  const json file = load("hkdf_sha256_test.json");
+  const json file = pqot::test::load_wycheproof("hkdf_sha256_test.json");
   ASSERT_EQ(file.at("algorithm"), "HKDF-SHA-256");
   std::size_t run = 0;
   int valid_ok = 0, invalid_rejected = 0;

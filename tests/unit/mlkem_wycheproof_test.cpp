@@ -3,8 +3,9 @@
 // parameter sets, encaps from m incl. the modulus check, and KeyGen_internal(d, z).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "wycheproof.hpp"
 
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/mlkem.hpp"
@@ -14,11 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-json load(const std::string& name) {
-  std::ifstream in(std::string(PQOT_TEST_DATA_DIR) + "/wycheproof/" + name);
-  EXPECT_TRUE(in) << "missing test data " << name;
-  return json::parse(in);
-}
 
 Bytes hex(const json& v) { return from_hex(v.get<std::string>()); }
 
@@ -44,7 +40,7 @@ void for_each_test(const json& file, F&& check) {
 }
 
 void run_decaps_file(const std::string& name) {
-  const json file = load(name);
+  const json file = pqot::test::load_wycheproof(name);
   int valid = 0, rejected = 0;
   for_each_test(file, [&](const json& group, const json& t) {
     const MlKem kem(set_named(group["parameterSet"]));
@@ -80,7 +76,7 @@ TEST(MlKemWycheproof, Decaps768) { run_decaps_file("mlkem_768_test.json"); }
 TEST(MlKemWycheproof, Decaps1024) { run_decaps_file("mlkem_1024_test.json"); }
 
 TEST(MlKemWycheproof, Encaps768) {
-  const json file = load("mlkem_768_encaps_test.json");
+  const json file = pqot::test::load_wycheproof("mlkem_768_encaps_test.json");
   int modulus_rejections = 0;
   for_each_test(file, [&](const json& group, const json& t) {
     const MlKem kem(set_named(group["parameterSet"]));
@@ -107,7 +103,7 @@ TEST(MlKemWycheproof, Encaps768) {
 }
 
 TEST(MlKemWycheproof, KeyGenInternal768) {
-  const json file = load("mlkem_768_keygen_seed_test.json");
+  const json file = pqot::test::load_wycheproof("mlkem_768_keygen_seed_test.json");
   for_each_test(file, [&](const json& group, const json& t) {
     const MlKem kem(set_named(group["parameterSet"]));
     ASSERT_EQ(t["result"], "valid");

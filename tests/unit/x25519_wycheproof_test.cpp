@@ -8,6 +8,8 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+
+#include "wycheproof.hpp"
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,12 +22,6 @@ namespace {
 
 using nlohmann::json;
 
-json load(const std::string& name) {
-  const std::string path = std::string(PQOT_TEST_DATA_DIR) + "/wycheproof/" + name;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  return json::parse(in);
-}
 
 std::string describe(const json& t) {
   return "tcId " + std::to_string(t.at("tcId").get<int>()) + " " + t.at("flags").dump() + " (" +
@@ -37,7 +33,7 @@ bool all_zero(ByteView b) {
 }
 
 TEST(X25519Wycheproof, X25519) {
-  const json file = load("x25519_test.json");
+  const json file = pqot::test::load_wycheproof("x25519_test.json");
   ASSERT_EQ(file.at("algorithm"), "XDH");
   std::size_t run = 0;
   int valid_ok = 0, acceptable_accepted = 0, acceptable_rejected = 0, invalid_rejected = 0;
