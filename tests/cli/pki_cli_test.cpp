@@ -1,0 +1,183 @@
+// `pqot pki init` (docs/pki.md) through the real binary: what it prints, what it writes, and the
+// usage-error convention (exit 2, one line on stderr, nothing on stdout).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run_process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pqot::test::ProcessResult;
+using pqot::test::run_process;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "pqot-pki-cli-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+unsigned mode_of(const fs::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+ProcessResult pki_init(const fs::path& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"pki", "init", "--dir", dir.string()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_process(PQOT_BIN, args);
+}
+
+void expect_usage_error(const ProcessResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("pqot: error:", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in " << r.err;
+}
+
+TEST(PqotPkiCli, InitListsEveryFileItWrote) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "pki";
+  const ProcessResult r = pki_init(dir, {"--clients", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+
+  const std::vector<std::string> out = lines(r.out);
+  const std::vector<std::string> names{"ca.crt",     "ca.key",      "server.crt",
+                                       "server.key", "client1.crt", "client1.key"};
+  ASSERT_EQ(out.size(), names.size()) << r.out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(out[i].rfind(names[i] + " ", 0), 0u) << out[i];
+    EXPECT_TRUE(fs::is_regular_file(dir / names[i])) << names[i];
+    EXPECT_EQ(mode_of(dir / names[i]), names[i].ends_with(".key") ? 0600u : 0644u) << names[i];
+  }
+  EXPECT_EQ(mode_of(dir), 0700u);
+  EXPECT_NE(out[0].find("CN=pqot test CA"), std::string::npos) << out[0];
+  EXPECT_NE(out[1].find("ECDSA P-256 private key"), std::string::npos) << out[1];
+  EXPECT_NE(out[2].find("CN=localhost  SAN=DNS:localhost,IP:127.0.0.1"), std::string::npos)
+      << out[2];
+  EXPECT_NE(out[4].find("CN=client1  SAN=URI:urn:pqot:client:client1"), std::string::npos)
+      << out[4];
+}
+
+TEST(PqotPkiCli, ServerNamesReplaceTheDefaults) {
+  TempDir tmp;
+  const ProcessResult r =
+      pki_init(tmp.path(), {"--server-name", "plc1.plant.example", "--server-name", "10.0.0.5",
+                            "--server-name", "::1", "--clients", "0", "--days", "30"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> out = lines(r.out);
+  ASSERT_EQ(out.size(), 4u) << r.out;
+  EXPECT_NE(out[2].find("CN=plc1.plant.example  SAN=DNS:plc1.plant.example,IP:10.0.0.5,IP:::1"),
+            std::string::npos)
+      << out[2];
+}
+
+TEST(PqotPkiCli, RsaKeyType) {
+  TempDir tmp;
+  const ProcessResult r = pki_init(tmp.path(), {"--key-type", "rsa", "--clients", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("server.key  RSA 3072 private key"), std::string::npos) << r.out;
+}
+
+TEST(PqotPkiCli, ExistingFilesNeedForce) {
+  TempDir tmp;
+  ASSERT_EQ(pki_init(tmp.path()).exit_code, 0);
+  std::ifstream in(tmp.path() / "ca.crt");
+  const std::string ca((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  expect_usage_error(pki_init(tmp.path()), "--force");
+  std::ifstream again(tmp.path() / "ca.crt");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()),
+            ca);
+
+  const ProcessResult forced = pki_init(tmp.path(), {"--force"});
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_EQ(lines(forced.out).size(), 8u);
+}
+
+TEST(PqotPkiCli, BadArgumentsAreUsageErrors) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "pki";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--key-type", "dsa"}, "--key-type"},
+      {{"--clients", "-1"}, "--clients"},
+      {{"--clients", "1001"}, "--clients"},
+      {{"--clients", "two"}, "--clients"},
+      {{"--days", "0"}, "--days"},
+      {{"--server-name", "bad name"}, "bad name"},
+      {{"--server-name", "under_score.example"}, "under_score"},
+      {{"--frobnicate"}, "frobnicate"},
+  };
+  for (const auto& [args, needle] : cases) {
+    SCOPED_TRACE(args.front() + " " + (args.size() > 1 ? args[1] : ""));
+    expect_usage_error(pki_init(dir, args), needle);
+    EXPECT_FALSE(fs::exists(dir));
+  }
+}
+
+TEST(PqotPkiCli, MissingOrUnusableDirIsUsageError) {
+  expect_usage_error(run_process(PQOT_BIN, {"pki", "init"}), "--dir");
+  TempDir tmp;
+  std::ofstream(tmp.path() / "file") << "x";
+  // Running as root defeats permission bits, so "unwritable" here is a path through a file.
+  expect_usage_error(pki_init(tmp.path() / "file" / "pki"), "not a directory");
+}
+
+TEST(PqotPkiCli, UnwritableDirIsUsageError) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes through permission bits";
+  TempDir tmp;
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0500), 0);
+  expect_usage_error(pki_init(tmp.path()), "Permission denied");
+  expect_usage_error(pki_init(tmp.path() / "pki"), "Permission denied");
+  ::chmod(tmp.path().c_str(), 0700);
+}
+
+TEST(PqotPkiCli, PkiWithoutSubcommandIsUsageError) {
+  const ProcessResult r = run_process(PQOT_BIN, {"pki"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(r.err.rfind("pqot: error:", 0), 0u) << r.err;
+}
+
+TEST(PqotPkiCli, HelpDocumentsEveryOption) {
+  const ProcessResult r = run_process(PQOT_BIN, {"pki", "init", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option :
+       {"--dir", "--server-name", "--clients", "--key-type", "--days", "--force", "TEST"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option << " missing from\n" << r.out;
+  }
+}
+
+}  // namespace
