@@ -1,0 +1,106 @@
+// srmcpd: the SRMCP v2 server daemon (docs/srmcpd.md).
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <asio.hpp>
+#include <iostream>
+#include <thread>
+
+#include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/server.hpp"
+
+using namespace pqot::srmcp;
+
+namespace {
+
+void split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + text + "'");
+  host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const long p = std::strtol(text.c_str() + colon + 1, nullptr, 10);
+  if (p < 0 || p > 65535) throw CLI::ValidationError("--listen", "port out of range in '" + text + "'");
+  port = static_cast<std::uint16_t>(p);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"srmcpd: SRMCP v2 server (mutual TLS 1.3, ML-KEM / X-Wing inner keys, data links)"};
+  std::string config_file, listen, ca, cert, key, log_level;
+  unsigned threads = 0;
+  bool check_only = false;
+  app.add_option("--config", config_file, "Configuration file (TOML, docs/srmcpd.md)")->required();
+  app.add_option("--listen", listen, "HOST:PORT to listen on (overrides [server] listen; port 0 = any)");
+  app.add_option("--ca", ca, "CA certificate clients must chain to (overrides [server] ca)");
+  app.add_option("--cert", cert, "Server certificate chain (overrides [server] cert)");
+  app.add_option("--key", key, "Server private key (overrides [server] key)");
+  app.add_option("--threads", threads, "I/O threads (overrides [server] threads)")->check(CLI::Range(1u, 64u));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error (overrides [server] log_level)");
+  app.add_flag("--check-config", check_only, "Validate the configuration and exit (0 = valid, 2 = not)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "srmcpd: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+
+  LoadedConfig loaded;
+  auto nodes = std::make_shared<NodeStore>();
+  try {
+    loaded = load_config(config_file);
+    auto& s = loaded.server;
+    if (!listen.empty()) split_host_port(listen, s.listen_host, s.listen_port);
+    if (!ca.empty()) s.ca_file = ca;
+    if (!cert.empty()) s.cert_file = cert;
+    if (!key.empty()) s.key_file = key;
+    if (threads != 0) s.threads = threads;
+    if (!log_level.empty()) s.log_level = log_level;
+    for (auto& n : loaded.nodes) nodes->add(std::move(n));
+    for (const auto* f : {&s.ca_file, &s.cert_file, &s.key_file}) {
+      if (f->empty()) throw ConfigError(config_file + ": ca, cert and key are required (in [server] or as flags)");
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "srmcpd: error: " << e.what() << "\n";
+    return 2;
+  }
+  const auto& cfg = loaded.server;
+  if (check_only) {
+    std::cout << config_file << ": OK: " << nodes->size() << " nodes, listen " << cfg.listen_host << ":"
+              << cfg.listen_port << "\n";
+    return 0;
+  }
+
+  const auto level = spdlog::level::from_str(cfg.log_level);
+  spdlog::set_level(level == spdlog::level::off && cfg.log_level != "off" ? spdlog::level::info : level);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+
+  asio::io_context io;
+  Server server(io, cfg, nodes);
+  try {
+    server.start();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  spdlog::info("srmcpd listening on {}:{} with {} nodes, {} threads", cfg.listen_host, server.port(), nodes->size(),
+               cfg.threads);
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const asio::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    server.stop();
+    // Give sessions a moment to close their links, then stop.
+    auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));
+    timer->async_wait([&io, timer](const asio::error_code&) { io.stop(); });
+  });
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < cfg.threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+  const auto st = server.stats();
+  spdlog::info("srmcpd stopped: {} sessions, {} requests, {} errors", st.sessions_total, st.requests, st.errors);
+  return 0;
+}

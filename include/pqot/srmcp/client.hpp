@@ -1,0 +1,100 @@
+// The SRMCP v2 client (docs/srmcp.md): connects with TLS 1.3 and the KEM handshake, opens data
+// links, and runs transactions with deadlines. Two ways to use it:
+//  - blocking: `Client c(options); c.connect(); auto v = c.read({"a", "b"});` (the client runs its
+//    own I/O thread);
+//  - coroutines: `Client c(io, options); co_await c.async_connect(); co_await c.async_request(...)`
+//    on the caller's io_context.
+#pragma once
+
+#include <asio.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pqot/srmcp/node.hpp"
+#include "pqot/srmcp/tls.hpp"
+#include "pqot/srmcp/wire.hpp"
+
+namespace pqot::srmcp {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 4843;
+  TlsFiles tls;
+  /// A TLS context made once with make_client_tls(), shared by many clients (saves loading the
+  /// files on every connect); when null, one is made from `tls`.
+  std::shared_ptr<asio::ssl::context> tls_context;
+  /// KEMs offered, in preference order; the first gets the key share (§4).
+  std::vector<KemId> kems{KemId::ml_kem_768, KemId::ml_kem_1024, KemId::x_wing};
+  unsigned links = 3;                              ///< data links to keep (§7)
+  std::chrono::milliseconds deadline{1000};        ///< per transaction (§8.1)
+  std::chrono::milliseconds connect_timeout{5000}; ///< TCP + TLS + handshake
+  std::chrono::seconds rotate_interval{0};         ///< link rotation period, 0 = never (§7)
+  Limits limits;
+};
+
+/// The outcome of one transaction: the status from the response header (or TIMEOUT) and the body
+/// (for errors: {"message": "..."}).
+struct Response {
+  Status status = Status::ok;
+  Json body;
+};
+
+/// A failed call of the blocking API; status() is the server's status code (or TIMEOUT,
+/// INTERNAL for connection problems).
+class ClientError : public std::runtime_error {
+ public:
+  ClientError(Status status, const std::string& what) : std::runtime_error(what), status_(status) {}
+  Status status() const noexcept { return status_; }
+
+ private:
+  Status status_;
+};
+
+struct SessionInfo {
+  std::uint64_t session_id = 0;
+  KemId kem = KemId::ml_kem_768;
+  std::string identity;
+  std::size_t data_links = 0;
+};
+
+class Client {
+ public:
+  /// Blocking use: the client owns an io_context and a thread.
+  explicit Client(ClientOptions options);
+  /// Coroutine use on the caller's io_context.
+  Client(asio::io_context& io, ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // ---- coroutine API (awaitables run on the client's strand) ----
+  asio::awaitable<void> async_connect();
+  asio::awaitable<Response> async_request(MessageType type, Json body);
+  asio::awaitable<void> async_close();
+
+  // ---- blocking API (throws ClientError) ----
+  void connect();
+  Response request(MessageType type, const Json& body);
+  Json browse(const std::string& root = "", int depth = -1);
+  Json read(const std::vector<std::string>& ids);
+  Json write(const std::vector<std::pair<std::string, Json>>& values);
+  std::uint64_t subscribe(const std::vector<std::string>& ids, std::chrono::milliseconds interval);
+  void unsubscribe(std::uint64_t subscription);
+  Json ping();
+  void close();
+
+  /// Called (on the client's strand) for every NOTIFICATION (§9).
+  void on_notification(std::function<void(const Json&)> handler);
+  SessionInfo info() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace pqot::srmcp

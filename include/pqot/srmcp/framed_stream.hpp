@@ -1,0 +1,62 @@
+// One SRMCP link's byte stream as frames (docs/srmcp.md §3): reads frames with the length checks
+// done before allocation and a deadline for a frame once it has started; writes frames from a queue
+// so that writers never overlap. All calls must come from the owning session's strand.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <memory>
+
+#include "pqot/srmcp/tls.hpp"
+#include "pqot/srmcp/wire.hpp"
+
+namespace pqot::srmcp {
+
+struct RawFrame {
+  FrameHeader header;
+  std::array<std::uint8_t, kPreHeaderSize + kFrameHeaderSize> aad{};  ///< pre-header || header
+  Bytes body;
+};
+
+class FramedStream : public std::enable_shared_from_this<FramedStream> {
+ public:
+  FramedStream(TlsStream stream, const Limits& limits, std::chrono::milliseconds frame_deadline);
+  ~FramedStream();
+
+  TlsStream& tls() noexcept { return stream_; }
+
+  /// Runs `deadline` from now: if it passes before disarm(), the connection is closed and pending
+  /// operations fail (handshake deadline, §2).
+  void arm(std::chrono::steady_clock::duration deadline);
+  void disarm();
+  /// Starts the watchdog; call once after construction, from the strand.
+  void start_watchdog();
+
+  /// Reads the next frame. Throws ProtocolError{close} for bad lengths or headers, and
+  /// std::system_error when the connection ends or the frame deadline passes mid-frame.
+  asio::awaitable<RawFrame> read_frame();
+  /// Queues a complete frame for sending; returns at once.
+  void send(Bytes frame);
+  /// Closes the connection (idempotent). Pending reads and writes fail.
+  void close() noexcept;
+  bool closed() const noexcept { return closed_; }
+  std::size_t queued() const noexcept { return queue_.size(); }
+
+ private:
+  asio::awaitable<void> fill(std::size_t n);
+  asio::awaitable<void> write_loop();
+  asio::awaitable<void> watchdog();
+
+  TlsStream stream_;
+  Limits limits_;
+  std::chrono::milliseconds frame_deadline_;
+  asio::steady_timer timer_;
+  Bytes in_;               // received, not yet consumed
+  std::size_t in_pos_ = 0;
+  std::deque<Bytes> queue_;
+  bool writing_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace pqot::srmcp

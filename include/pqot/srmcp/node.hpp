@@ -1,0 +1,137 @@
+// SRMCP nodes: the OPC-UA-like data model a server exposes (docs/srmcp.md §9, docs/srmcpd.md).
+//
+// Each node has an id, a name, a type, parents and children, a description, access rights and a
+// backend: the Read and Write callables of the published design. Backends shipped here: memory
+// (the value lives in the node) and simulated signals (computed from the clock); the application
+// can supply its own callables.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pqot/srmcp/wire.hpp"
+
+namespace pqot::srmcp {
+
+using Json = nlohmann::json;
+
+/// Value types (§9). `folder` nodes have no value and only group children.
+enum class ValueType { folder, boolean, int64, float64, string, json };
+/// "folder", "bool", "int64", "double", "string", "json"
+std::string_view type_name(ValueType t);
+std::optional<ValueType> parse_type_name(std::string_view name);
+/// True if `v` is a valid value of type `t` ("json" accepts objects and arrays only; int64 accepts
+/// JSON integers only; double accepts any JSON number).
+bool value_matches(ValueType t, const Json& v);
+
+/// A node id is 1..128 printable ASCII characters without spaces (0x21..0x7e).
+bool valid_node_id(std::string_view id);
+
+/// Who is asking: the client certificate's commonName and organizationalUnit values (§2).
+struct Principal {
+  std::string identity;
+  std::vector<std::string> roles;
+};
+
+/// An access-control list entry is "*" (anyone), an identity ("client1"), or "role:NAME".
+using Acl = std::vector<std::string>;
+bool acl_allows(const Acl& acl, const Principal& who);
+
+/// Result of a Read callable.
+struct ReadResult {
+  Status status = Status::ok;
+  Json value;
+  std::chrono::system_clock::time_point timestamp = std::chrono::system_clock::now();
+};
+/// Result of a Write callable: the value as stored (echoed to the client).
+struct WriteResult {
+  Status status = Status::ok;
+  Json stored;
+};
+
+using ReadFn = std::function<ReadResult()>;
+using WriteFn = std::function<WriteResult(const Json& value)>;
+
+/// Everything needed to create a node.
+struct NodeSpec {
+  std::string id;  ///< unique, 1..128 printable ASCII characters, no spaces
+  std::string name;
+  ValueType type = ValueType::folder;
+  std::vector<std::string> parents;  ///< ids of parent nodes (folders); empty = top level
+  std::string description;
+  std::string unit;
+  Acl readers{"*"};
+  Acl writers{};  ///< empty = read-only
+  Json initial;   ///< initial value of a memory node
+  ReadFn read;    ///< null = memory backend
+  WriteFn write;  ///< null = memory backend (if writers is non-empty)
+};
+
+/// The node store: fixed structure after construction, values guarded per node, safe to use from
+/// several threads. All functions produce the JSON bodies of §9. The callables of one node are
+/// never called concurrently (the node's mutex is held around them).
+class NodeStore {
+ public:
+  NodeStore();
+  ~NodeStore();
+  NodeStore(const NodeStore&) = delete;
+  NodeStore& operator=(const NodeStore&) = delete;
+
+  /// Adds a node. Throws std::invalid_argument for a duplicate or malformed id, an unknown parent
+  /// (parents must be added first), a parent that is not a folder or listed twice, a name over 256
+  /// characters, an initial value of the wrong type, or writers on a node with a Read callable but
+  /// no Write callable. A memory node without an initial value starts at false, 0, 0.0, "" or {}.
+  void add(NodeSpec spec);
+  std::size_t size() const;
+  bool contains(const std::string& id) const;
+
+  /// BROWSE (§9): `{"nodes": [{"id","name","type","parents","children","description","unit",
+  /// "readable","writable"}...]}` for `root` (all top-level nodes if empty) and its descendants
+  /// down to `depth` levels (0 = only the root level). Only nodes the principal may read or write
+  /// appear with readable/writable set accordingly; folders always appear. "children" lists only
+  /// such visible nodes. Negative depth = unlimited; a node under several parents is listed once.
+  /// Throws ProtocolError{reply, UNKNOWN_NODE} for an unknown root.
+  Json browse(const std::string& root, int depth, const Principal& who) const;
+
+  /// READ (§9): `{"values": [{"id","value","type","ts_ms","status"}...]}` in request order; a
+  /// per-node failure sets that entry's "status" (numeric §11 code) and omits "value".
+  Json read(const std::vector<std::string>& ids, const Principal& who) const;
+
+  /// WRITE (§9): `{"values": [{"id","value","status"}...]}` with the stored value echoed.
+  /// Per-node failures: UNKNOWN_NODE, NOT_WRITABLE, ACCESS_DENIED, TYPE_MISMATCH, BACKEND_ERROR.
+  Json write(const std::vector<std::pair<std::string, Json>>& values, const Principal& who);
+
+  /// Reads one node for a subscription; nullopt if unknown or not readable by `who`.
+  std::optional<ReadResult> read_one(const std::string& id, const Principal& who) const;
+
+ private:
+  struct Node;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  std::vector<std::string> top_level_;
+};
+
+/// A simulated signal (read-only), computed from the time since `start`.
+struct SignalSpec {
+  enum class Kind { sine, ramp, square, random_walk, counter } kind = Kind::sine;
+  double amplitude = 1.0;
+  double offset = 0.0;
+  double period_s = 60.0;
+  double noise = 0.0;  ///< uniform noise of +- noise added to the value
+};
+/// A Read callable for a simulated signal of type double (counter: int64). docs/srmcpd.md gives
+/// the shapes: sine = offset + amplitude*sin(2*pi*t/period_s); ramp = offset .. offset+amplitude
+/// each period; square = offset+amplitude for the first half period, offset-amplitude for the
+/// second; random_walk stays within offset +- amplitude; counter = round(offset) + whole periods
+/// elapsed (JSON integer, no noise). Safe to call from several threads.
+ReadFn make_signal(const SignalSpec& spec);
+/// Same, with `seconds` returning the time since the start (tests use a fake clock).
+ReadFn make_signal(const SignalSpec& spec, std::function<double()> seconds);
+
+}  // namespace pqot::srmcp

@@ -1,0 +1,46 @@
+// The SRMCP v2 server (docs/srmcp.md): accepts control connections, runs the handshake, opens data
+// links on request, and answers requests from a NodeStore. Runs on the caller's io_context; call
+// io_context::run() from as many threads as wanted (each session is confined to its own strand).
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <memory>
+
+#include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/node.hpp"
+
+namespace pqot::srmcp {
+
+struct ServerStats {
+  std::uint64_t sessions_total = 0;
+  std::uint64_t sessions_active = 0;
+  std::uint64_t links_active = 0;
+  std::uint64_t requests = 0;
+  std::uint64_t errors = 0;          ///< requests answered with a non-OK status
+  std::uint64_t closed_on_error = 0; ///< links closed for protocol violations
+};
+
+class Server {
+ public:
+  Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Loads the TLS files, binds the listening socket and starts accepting. Throws
+  /// std::runtime_error naming what failed.
+  void start();
+  /// Stops accepting and closes every session and pending link listener.
+  void stop();
+  /// The bound port (useful when the configuration asked for port 0).
+  std::uint16_t port() const;
+  ServerStats stats() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace pqot::srmcp

@@ -1,0 +1,373 @@
+// SRMCP v2 client. Section numbers refer to docs/srmcp.md.
+#include "pqot/srmcp/client.hpp"
+
+#include <future>
+#include <thread>
+
+#include "endpoint.hpp"
+#include "pqot/common/byte_io.hpp"
+#include "pqot/crypto/error.hpp"
+#include "pqot/crypto/kem.hpp"
+#include "pqot/crypto/random.hpp"
+
+namespace pqot::srmcp {
+
+using asio::awaitable;
+using asio::use_awaitable;
+
+struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
+  Impl(asio::io_context& io_, ClientOptions options_)
+      : io(io_), strand(asio::make_strand(io_)), options(std::move(options_)) {}
+
+  struct Pending {
+    explicit Pending(asio::strand<asio::io_context::executor_type>& s) : timer(s) {}
+    asio::steady_timer timer;
+    std::optional<Response> result;
+  };
+
+  asio::io_context& io;
+  asio::strand<asio::io_context::executor_type> strand;
+  ClientOptions options;
+  std::shared_ptr<asio::ssl::context> tls;
+  std::optional<Endpoint> endpoint;
+  std::optional<Key> link_key;
+  SessionInfo session;
+  std::map<std::uint32_t, std::shared_ptr<Pending>> pending;
+  std::uint32_t next_tid = 1;
+  std::function<void(const Json&)> notification_handler;
+  bool connected = false;
+  bool closed = false;
+
+  // Blocking mode only.
+  std::unique_ptr<asio::io_context> own_io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+  std::thread thread;
+
+  awaitable<std::shared_ptr<FramedStream>> open_tls(std::uint16_t port);
+  awaitable<void> handshake(std::shared_ptr<Link> link0);
+  awaitable<void> open_data_link();
+  awaitable<void> open_data_links(unsigned count);
+  awaitable<void> read_loop(std::shared_ptr<Link> link);
+  void deliver(Message m);
+  awaitable<Response> request(MessageType type, const Json& body);
+  void shutdown();
+
+  template <class T>
+  T run_blocking(awaitable<T> op) {
+    if (!own_io) throw std::logic_error("blocking calls need a Client constructed without an io_context");
+    return asio::co_spawn(strand, std::move(op), asio::use_future).get();
+  }
+};
+
+namespace {
+
+[[noreturn]] void fail(Status s, const std::string& what) { throw ClientError(s, what); }
+
+Response expect_ok(Response r, std::string_view what) {
+  if (r.status != Status::ok) {
+    fail(r.status, std::string(what) + " failed: " + status_name(r.status) +
+                       (r.body.contains("message") ? " (" + r.body["message"].get<std::string>() + ")" : ""));
+  }
+  return r;
+}
+
+}  // namespace
+
+// TCP connect and TLS handshake to host:port, bounded by the connect timeout.
+awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t port) {
+  Tcp::socket socket(strand);
+  auto stream = std::make_shared<FramedStream>(TlsStream(std::move(socket), *tls), options.limits,
+                                               std::chrono::milliseconds(10000));
+  stream->start_watchdog();
+  stream->arm(options.connect_timeout);
+  asio::error_code literal_error;
+  const auto address = asio::ip::make_address(options.host, literal_error);
+  if (!literal_error) {
+    // An IP literal needs no resolver (which would start a thread for getaddrinfo).
+    co_await stream->tls().lowest_layer().async_connect(Tcp::endpoint(address, port), use_awaitable);
+  } else {
+    Tcp::resolver resolver(strand);
+    const auto endpoints = co_await resolver.async_resolve(options.host, std::to_string(port), use_awaitable);
+    co_await asio::async_connect(stream->tls().lowest_layer(), endpoints, use_awaitable);
+  }
+  stream->tls().lowest_layer().set_option(Tcp::no_delay(true));
+  set_server_identity(stream->tls(), options.host);
+  co_await stream->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  co_return stream;
+}
+
+// §4: CLIENT_HELLO (again after HELLO_RETRY), SERVER_HELLO, keys, SESSION_READY.
+awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
+  FramedStream& control = *link0->stream;
+  KemId kem_id = options.kems.front();
+  ClientHello hello;
+  hello.kems = options.kems;
+  crypto::KemKeyPair kp;
+  Bytes hello_body;
+  RawFrame frame;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    hello.kem = kem_id;
+    kp = crypto::kem_by_name(*kem_name(kem_id)).generate_keypair();
+    hello.ek = kp.public_key;
+    crypto::random_bytes(hello.client_random);
+    hello_body = encode(hello);
+    control.send(plain_frame(FrameType::client_hello, hello_body));
+    frame = co_await control.read_frame();
+    if (frame.header.type != FrameType::hello_retry || attempt == 1) break;
+    kem_id = parse_hello_retry(frame.body);
+    if (std::find(options.kems.begin(), options.kems.end(), kem_id) == options.kems.end()) {
+      fail(Status::internal, "server asked for a KEM that was not offered");
+    }
+  }
+  if (frame.header.type != FrameType::server_hello) fail(Status::internal, "handshake: no SERVER_HELLO");
+  const ServerHello sh = parse_server_hello(frame.body);
+  if (sh.kem != kem_id) fail(Status::internal, "handshake: server answered with another KEM");
+  const crypto::SecretBytes ss = crypto::kem_by_name(*kem_name(kem_id)).decapsulate(kp.secret_key, sh.ct);
+  const auto th = transcript_hash(hello_body, frame.body);
+  Bytes exporter = tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
+  const SessionKeys keys = derive_session_keys(exporter, ss, th);
+  crypto::secure_wipe(exporter);
+  options.limits.max_frame_body = std::min(options.limits.max_frame_body, sh.max_frame_body);
+  endpoint.emplace(keys, Direction::client_to_server, options.limits, sh.key_update_messages,
+                   std::chrono::seconds(sh.key_update_seconds));
+  link_key = keys.link;
+  session.session_id = sh.session_id;
+  session.kem = kem_id;
+
+  // SESSION_READY confirms that both sides hold the same keys.
+  frame = co_await control.read_frame();
+  auto ready = endpoint->on_frame(*link0, frame);
+  if (!ready || ready->header.type != MessageType::session_ready) fail(Status::internal, "handshake: no SESSION_READY");
+  const Json info = parse_json_body(ready->body, options.limits, 0);
+  session.identity = info.value("identity", "");
+  endpoint->add_link(link0);
+}
+
+// §7: LINK_REQUEST, connect to the offered port, LINK_BIND, LINK_READY.
+awaitable<void> Client::Impl::open_data_link() {
+  Response offer = expect_ok(co_await request(MessageType::link_request, Json::object()), "LINK_REQUEST");
+  const auto link_id = offer.body.at("link_id").get<std::uint32_t>();
+  const auto port = offer.body.at("port").get<std::uint16_t>();
+  const Bytes token = crypto::from_hex(offer.body.at("token").get<std::string>());
+  auto stream = co_await open_tls(port);
+  const Bytes exporter = tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
+  LinkBind bind{session.session_id, link_bind_proof(*link_key, token, link_id, exporter)};
+  crypto::Aes256Gcm bind_key(link_key->span());
+  stream->send(seal_frame(bind_key, Direction::client_to_server, FrameHeader{FrameType::link_bind, link_id, 0, 0},
+                          encode(bind)));
+  const RawFrame ready = co_await stream->read_frame();
+  auto link = std::make_shared<Link>();
+  link->id = link_id;
+  link->stream = stream;
+  link->send_seq = 1;
+  const Bytes plain = endpoint->open_frame_on(*link, ready, FrameType::link_ready);
+  common::ByteReader r(plain);
+  if (r.u64() != session.session_id) fail(Status::internal, "LINK_READY for another session");
+  stream->disarm();
+  endpoint->add_link(link);
+  asio::co_spawn(strand, read_loop(link), asio::detached);
+}
+
+// Opens `count` links at once: their TLS handshakes overlap instead of adding up.
+awaitable<void> Client::Impl::open_data_links(unsigned count) {
+  if (count == 0) co_return;
+  auto self = shared_from_this();
+  auto done = std::make_shared<asio::steady_timer>(strand, std::chrono::steady_clock::time_point::max());
+  auto remaining = std::make_shared<unsigned>(count);
+  auto failure = std::make_shared<std::exception_ptr>();
+  for (unsigned i = 0; i < count; ++i) {
+    asio::co_spawn(strand, open_data_link(), [done, remaining, failure](std::exception_ptr e) {
+      if (e && !*failure) *failure = e;
+      if (--*remaining == 0) done->cancel();
+    });
+  }
+  asio::error_code ec;
+  co_await done->async_wait(asio::redirect_error(use_awaitable, ec));
+  if (*failure) std::rethrow_exception(*failure);
+}
+
+awaitable<void> Client::Impl::read_loop(std::shared_ptr<Link> link) {
+  auto self = shared_from_this();
+  while (!closed && !link->stream->closed()) {
+    RawFrame frame;
+    try {
+      frame = co_await link->stream->read_frame();
+    } catch (const std::exception&) {
+      break;
+    }
+    try {
+      if (auto m = endpoint->on_frame(*link, frame)) deliver(std::move(*m));
+    } catch (const ProtocolError& e) {
+      if (e.action() == Action::close) break;
+    }
+    endpoint->expire_partial(options.deadline);
+  }
+  if (closed) co_return;
+  if (link->id == 0) {
+    // The session ends with its control connection: fail everything outstanding.
+    shutdown();
+  } else {
+    endpoint->remove_link(link->id);
+  }
+}
+
+void Client::Impl::deliver(Message m) {
+  const MessageHeader& h = m.header;
+  if (!h.response) return;
+  if (h.type == MessageType::notification && h.tid == 0) {
+    if (notification_handler) {
+      try {
+        notification_handler(parse_json_body(m.body, options.limits, 0));
+      } catch (const std::exception&) {
+      }
+    }
+    return;
+  }
+  auto it = pending.find(h.tid);
+  if (it == pending.end()) return;  // late: its deadline already passed
+  Response r;
+  r.status = h.status;
+  try {
+    r.body = parse_json_body(m.body, options.limits, h.tid);
+  } catch (const ProtocolError&) {
+    r.status = Status::bad_request;
+    r.body = Json{{"message", "unparsable response body"}};
+  }
+  it->second->result = std::move(r);
+  it->second->timer.cancel();
+}
+
+awaitable<Response> Client::Impl::request(MessageType type, const Json& body) {
+  auto self = shared_from_this();
+  if (closed || !endpoint) co_return Response{Status::internal, Json{{"message", "not connected"}}};
+  std::uint32_t tid = next_tid++;
+  if (tid == 0) tid = next_tid++;
+  auto p = std::make_shared<Pending>(strand);
+  p->timer.expires_after(options.deadline);
+  pending[tid] = p;
+  const std::string text = body.dump();
+  try {
+    endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text), 1);
+  } catch (const ProtocolError& e) {
+    pending.erase(tid);
+    co_return Response{e.status(), Json{{"message", e.what()}}};
+  }
+  asio::error_code ec;
+  co_await p->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  pending.erase(tid);
+  if (p->result) co_return std::move(*p->result);
+  if (closed) co_return Response{Status::internal, Json{{"message", "connection closed"}}};
+  co_return Response{Status::timeout, Json{{"message", "no response within " + std::to_string(options.deadline.count()) +
+                                                           " ms"}}};
+}
+
+void Client::Impl::shutdown() {
+  if (closed) return;
+  closed = true;
+  if (endpoint) endpoint->close_all();
+  for (auto& [tid, p] : pending) p->timer.cancel();
+}
+
+// ---- Client --------------------------------------------------------------------------------------
+
+Client::Client(ClientOptions options) {
+  auto io = std::make_unique<asio::io_context>();
+  impl_ = std::make_shared<Impl>(*io, std::move(options));
+  impl_->own_io = std::move(io);
+  impl_->work.emplace(impl_->own_io->get_executor());
+  impl_->thread = std::thread([io = impl_->own_io.get()] { io->run(); });
+}
+
+Client::Client(asio::io_context& io, ClientOptions options) : impl_(std::make_shared<Impl>(io, std::move(options))) {}
+
+Client::~Client() {
+  if (impl_->own_io) {
+    asio::post(impl_->strand, [impl = impl_] { impl->shutdown(); });
+    impl_->work.reset();
+    impl_->own_io->stop();
+    if (impl_->thread.joinable()) impl_->thread.join();
+  }
+}
+
+awaitable<void> Client::async_connect() {
+  auto impl = impl_;
+  co_await asio::dispatch(impl->strand, use_awaitable);
+  if (impl->options.kems.empty()) fail(Status::internal, "no KEM to offer");
+  if (!impl->tls) {
+    impl->tls = impl->options.tls_context ? impl->options.tls_context
+                                          : std::make_shared<asio::ssl::context>(make_client_tls(impl->options.tls));
+  }
+  auto link0 = std::make_shared<Link>();
+  link0->id = 0;
+  link0->stream = co_await impl->open_tls(impl->options.port);
+  co_await impl->handshake(link0);
+  link0->stream->disarm();
+  impl->connected = true;
+  asio::co_spawn(impl->strand, impl->read_loop(link0), asio::detached);
+  co_await impl->open_data_links(impl->options.links);
+  impl->session.data_links = impl->endpoint->link_count() - 1;
+}
+
+awaitable<Response> Client::async_request(MessageType type, Json body) {
+  auto impl = impl_;
+  co_await asio::dispatch(impl->strand, use_awaitable);
+  co_return co_await impl->request(type, body);
+}
+
+awaitable<void> Client::async_close() {
+  auto impl = impl_;
+  co_await asio::dispatch(impl->strand, use_awaitable);
+  if (!impl->closed && impl->connected) (void)co_await impl->request(MessageType::close, Json::object());
+  impl->shutdown();
+}
+
+void Client::connect() {
+  try {
+    impl_->run_blocking(async_connect());
+  } catch (const ClientError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw ClientError(Status::internal, std::string("connect to ") + impl_->options.host + ":" +
+                                            std::to_string(impl_->options.port) + " failed: " + e.what());
+  }
+}
+
+Response Client::request(MessageType type, const Json& body) { return impl_->run_blocking(async_request(type, body)); }
+
+Json Client::browse(const std::string& root, int depth) {
+  Json body = Json::object();
+  if (!root.empty()) body["root"] = root;
+  if (depth >= 0) body["depth"] = depth;
+  return expect_ok(request(MessageType::browse, body), "BROWSE").body;
+}
+
+Json Client::read(const std::vector<std::string>& ids) {
+  return expect_ok(request(MessageType::read, Json{{"ids", ids}}), "READ").body;
+}
+
+Json Client::write(const std::vector<std::pair<std::string, Json>>& values) {
+  Json list = Json::array();
+  for (const auto& [id, v] : values) list.push_back(Json{{"id", id}, {"value", v}});
+  return expect_ok(request(MessageType::write, Json{{"values", list}}), "WRITE").body;
+}
+
+std::uint64_t Client::subscribe(const std::vector<std::string>& ids, std::chrono::milliseconds interval) {
+  const Json body{{"ids", ids}, {"interval_ms", interval.count()}};
+  return expect_ok(request(MessageType::subscribe, body), "SUBSCRIBE").body.at("subscription").get<std::uint64_t>();
+}
+
+void Client::unsubscribe(std::uint64_t subscription) {
+  expect_ok(request(MessageType::unsubscribe, Json{{"subscription", subscription}}), "UNSUBSCRIBE");
+}
+
+Json Client::ping() { return expect_ok(request(MessageType::ping, Json::object()), "PING").body; }
+
+void Client::close() { impl_->run_blocking(async_close()); }
+
+void Client::on_notification(std::function<void(const Json&)> handler) {
+  asio::post(impl_->strand, [impl = impl_, h = std::move(handler)]() mutable { impl->notification_handler = std::move(h); });
+}
+
+SessionInfo Client::info() const { return impl_->session; }
+
+}  // namespace pqot::srmcp

@@ -1,0 +1,156 @@
+#include "endpoint.hpp"
+
+#include "pqot/crypto/random.hpp"
+
+namespace pqot::srmcp {
+
+namespace {
+Direction peer_of(Direction d) {
+  return d == Direction::client_to_server ? Direction::server_to_client : Direction::client_to_server;
+}
+const KeySet& keys_for(const SessionKeys& k, Direction d) {
+  return d == Direction::client_to_server ? k.c2s : k.s2c;
+}
+std::uint64_t random_seed() {
+  std::uint64_t seed = 0;
+  crypto::random_bytes({reinterpret_cast<std::uint8_t*>(&seed), sizeof(seed)});
+  return seed;
+}
+}  // namespace
+
+std::uint32_t unix_time_s() {
+  return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits,
+                   std::uint32_t key_update_messages, std::chrono::seconds key_update_after)
+    : self_(self),
+      limits_(limits),
+      send_(keys_for(keys, self), self, key_update_messages, key_update_after),
+      receive_(keys_for(keys, peer_of(self)), peer_of(self)),
+      reassembler_(limits),
+      rng_(random_seed()) {}
+
+void Endpoint::add_link(std::shared_ptr<Link> link) { links_[link->id] = std::move(link); }
+
+void Endpoint::remove_link(std::uint32_t id) {
+  auto it = links_.find(id);
+  if (it == links_.end()) return;
+  it->second->stream->close();
+  links_.erase(it);
+}
+
+std::shared_ptr<Link> Endpoint::link(std::uint32_t id) const {
+  auto it = links_.find(id);
+  return it == links_.end() ? nullptr : it->second;
+}
+
+std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
+  const FrameHeader& h = frame.header;
+  if (h.type != FrameType::sealed) {
+    throw ProtocolError(Action::close, Status::wrong_phase, "frame type not allowed on an open link");
+  }
+  if (h.link_id != link.id) throw ProtocolError(Action::close, Status::bad_request, "frame for another link");
+  if (h.seq != link.recv_seq) {
+    throw ProtocolError(Action::close, Status::replay,
+                        "frame sequence " + std::to_string(h.seq) + ", expected " + std::to_string(link.recv_seq));
+  }
+  const Bytes plain = receive_.open_frame(h, frame.aad, frame.body);
+  ++link.recv_seq;  // only after authentication
+  const Segment segment = parse_segment(plain, limits_);
+  auto whole = reassembler_.add(segment);
+  if (!whole) return std::nullopt;
+  auto [header, body] = receive_.open_message(*whole);
+  if (header.tid != segment.header.tid || header.msg_seq != segment.header.msg_seq) {
+    throw ProtocolError(Action::drop, Status::bad_request, "message header disagrees with its segments");
+  }
+  return Message{header, std::move(body)};
+}
+
+Link& Endpoint::random_link() {
+  if (links_.empty()) throw ProtocolError(Action::close, Status::internal, "no link to send on");
+  auto it = links_.begin();
+  std::advance(it, static_cast<long>(rng_() % links_.size()));
+  return *it->second;
+}
+
+void Endpoint::send_segment(Link& link, const SegmentHeader& h, ByteView data) {
+  Bytes plain;
+  plain.reserve(kSegmentHeaderSize + data.size());
+  encode_segment_header(h, plain);
+  plain.insert(plain.end(), data.begin(), data.end());
+  link.stream->send(send_.seal_frame(FrameType::sealed, link.id, link.send_seq++, plain));
+}
+
+std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t max_segments) {
+  const Bytes sealed = send_.seal_message(header, body);
+  const auto total = static_cast<std::uint32_t>(sealed.size());
+  std::uint32_t upper = std::min<std::uint32_t>({max_segments, static_cast<std::uint32_t>(links_.size()),
+                                                 limits_.max_segments, total});
+  // Each segment must also fit in one frame.
+  const std::uint32_t frame_room = limits_.max_frame_body - kSegmentHeaderSize - kTagSize;
+  const std::uint32_t needed = (total + frame_room - 1) / frame_room;
+  if (needed > limits_.max_segments) {
+    throw ProtocolError(Action::reply, Status::too_large, "message too large", header.tid);
+  }
+  upper = std::max(upper, needed);
+  const std::uint32_t lower = needed;
+  const auto count = static_cast<std::uint16_t>(lower + (upper > lower ? rng_() % (upper - lower + 1) : 0));
+  for (std::uint16_t i = 0; i < count; ++i) {
+    const auto [offset, size] = segment_span(total, count, i);
+    SegmentHeader sh{header.tid, header.msg_seq, i, count, total, offset};
+    send_segment(random_link(), sh, ByteView(sealed).subspan(offset, size));
+  }
+  return header.msg_seq;
+}
+
+std::uint64_t Endpoint::send_on(Link& link, MessageHeader header, ByteView body) {
+  const Bytes sealed = send_.seal_message(header, body);
+  const auto total = static_cast<std::uint32_t>(sealed.size());
+  send_segment(link, SegmentHeader{header.tid, header.msg_seq, 0, 1, total, 0}, sealed);
+  return header.msg_seq;
+}
+
+Bytes Endpoint::seal_frame_on(Link& link, FrameType type, ByteView plaintext) {
+  return send_.seal_frame(type, link.id, link.send_seq++, plaintext);
+}
+
+Bytes Endpoint::open_frame_on(Link& link, const RawFrame& frame, FrameType type) {
+  const FrameHeader& h = frame.header;
+  if (h.type != type || h.link_id != link.id || h.seq != link.recv_seq) {
+    throw ProtocolError(Action::close, Status::bad_request, "unexpected frame on a new link");
+  }
+  Bytes plain = receive_.open_frame(h, frame.aad, frame.body);
+  ++link.recv_seq;
+  return plain;
+}
+
+void Endpoint::expire_partial(std::chrono::steady_clock::duration age) {
+  reassembler_.expire(std::chrono::steady_clock::now() - age);
+}
+
+void Endpoint::close_all() noexcept {
+  for (auto& [id, link] : links_) link->stream->close();
+}
+
+nlohmann::json parse_json_body(ByteView body, const Limits& limits, std::uint32_t tid) {
+  if (body.size() > limits.max_message) {
+    throw ProtocolError(Action::reply, Status::too_large, "body too large", tid);
+  }
+  const auto max_depth = static_cast<int>(limits.max_json_depth);
+  try {
+    return nlohmann::json::parse(body.begin(), body.end(),
+                                 [max_depth](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+                                   if (depth > max_depth) throw std::length_error("JSON nested too deeply");
+                                   return true;
+                                 });
+  } catch (const nlohmann::json::exception& e) {
+    throw ProtocolError(Action::reply, Status::bad_request, std::string("malformed JSON: ") + e.what(), tid);
+  } catch (const std::length_error& e) {
+    throw ProtocolError(Action::reply, Status::bad_request, e.what(), tid);
+  }
+}
+
+}  // namespace pqot::srmcp

@@ -1,0 +1,83 @@
+// The link-independent half of an SRMCP session, shared by client and server: per-link frame
+// sequence checks, frame and message crypto, reassembly, and segmenting outgoing messages over
+// random links (docs/srmcp.md §3, §8, §9, §10). Everything runs on the session's strand.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "pqot/srmcp/framed_stream.hpp"
+#include "pqot/srmcp/reassembly.hpp"
+#include "pqot/srmcp/session_crypto.hpp"
+
+namespace pqot::srmcp {
+
+struct Link {
+  std::uint32_t id = 0;
+  std::shared_ptr<FramedStream> stream;
+  std::uint64_t recv_seq = 0;  ///< next expected frame seq from the peer (§3)
+  std::uint64_t send_seq = 0;  ///< next frame seq to send
+  std::chrono::steady_clock::time_point attached = std::chrono::steady_clock::now();
+};
+
+struct Message {
+  MessageHeader header;
+  Bytes body;
+};
+
+class Endpoint {
+ public:
+  /// `self` is the direction this side sends in.
+  Endpoint(const SessionKeys& keys, Direction self, const Limits& limits, std::uint32_t key_update_messages,
+           std::chrono::seconds key_update_after);
+
+  void add_link(std::shared_ptr<Link> link);
+  void remove_link(std::uint32_t id);
+  std::shared_ptr<Link> link(std::uint32_t id) const;
+  std::size_t link_count() const noexcept { return links_.size(); }
+  const std::map<std::uint32_t, std::shared_ptr<Link>>& links() const noexcept { return links_; }
+
+  /// Processes one frame received on `link`. Returns a complete authenticated message, if this frame
+  /// completed one. Throws ProtocolError: close (the link must be closed), drop (ignore), reply.
+  std::optional<Message> on_frame(Link& link, const RawFrame& frame);
+
+  /// Seals `body` as one message and sends it: `max_segments` > 1 splits it into a random number of
+  /// segments (1..min(links, max_segments)) on random links (§8.2). `tid` 0 for notifications.
+  /// Returns the msg_seq used.
+  std::uint64_t send(MessageHeader header, ByteView body, std::uint16_t max_segments = 1);
+  /// Sends a one-segment message on a specific link (SESSION_READY on the control connection).
+  std::uint64_t send_on(Link& link, MessageHeader header, ByteView body);
+  /// Seals a frame of `type` carrying `plaintext` directly (LINK_READY, §7) on `link`.
+  Bytes seal_frame_on(Link& link, FrameType type, ByteView plaintext);
+  /// Checks and opens such a frame (type, link id, sequence) and returns its plaintext.
+  Bytes open_frame_on(Link& link, const RawFrame& frame, FrameType type);
+
+  /// Drops partial messages older than `age` (§8.2).
+  void expire_partial(std::chrono::steady_clock::duration age);
+  /// Closes every link.
+  void close_all() noexcept;
+
+  std::mt19937_64& rng() noexcept { return rng_; }
+  const Limits& limits() const noexcept { return limits_; }
+
+ private:
+  Link& random_link();
+  void send_segment(Link& link, const SegmentHeader& h, ByteView data);
+
+  Direction self_;
+  Limits limits_;
+  SendState send_;
+  ReceiveState receive_;
+  Reassembler reassembler_;
+  std::map<std::uint32_t, std::shared_ptr<Link>> links_;
+  std::mt19937_64 rng_;
+};
+
+/// Parses a JSON body with the depth and size limits of §12; throws ProtocolError{reply,
+/// BAD_REQUEST} naming the problem.
+nlohmann::json parse_json_body(ByteView body, const Limits& limits, std::uint32_t tid);
+std::uint32_t unix_time_s();
+
+}  // namespace pqot::srmcp

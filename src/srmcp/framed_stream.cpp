@@ -1,0 +1,131 @@
+#include "pqot/srmcp/framed_stream.hpp"
+
+#include <cstring>
+
+namespace pqot::srmcp {
+
+namespace {
+constexpr std::size_t kReadChunk = 16 * 1024;
+}
+
+FramedStream::FramedStream(TlsStream stream, const Limits& limits, std::chrono::milliseconds frame_deadline)
+    : stream_(std::move(stream)),
+      limits_(limits),
+      frame_deadline_(frame_deadline),
+      timer_(stream_.get_executor()) {
+  timer_.expires_at(std::chrono::steady_clock::time_point::max());
+}
+
+FramedStream::~FramedStream() = default;
+
+void FramedStream::arm(std::chrono::steady_clock::duration deadline) {
+  timer_.expires_after(deadline);
+}
+
+void FramedStream::disarm() { timer_.expires_at(std::chrono::steady_clock::time_point::max()); }
+
+void FramedStream::start_watchdog() {
+  asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->watchdog(); },
+                 asio::detached);
+}
+
+// The watchdog pattern: the timer is re-armed by arm()/disarm(); waking up with the expiry in the
+// past means the deadline really passed.
+asio::awaitable<void> FramedStream::watchdog() {
+  while (!closed_) {
+    asio::error_code ec;
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (closed_) break;
+    if (timer_.expiry() <= std::chrono::steady_clock::now()) {
+      close();
+      break;
+    }
+  }
+}
+
+void FramedStream::close() noexcept {
+  if (closed_) return;
+  closed_ = true;
+  asio::error_code ec;
+  stream_.lowest_layer().shutdown(Tcp::socket::shutdown_both, ec);
+  stream_.lowest_layer().close(ec);
+  timer_.cancel();
+  queue_.clear();
+}
+
+asio::awaitable<void> FramedStream::fill(std::size_t n) {
+  while (in_.size() - in_pos_ < n) {
+    if (in_pos_ > 0) {  // compact before growing
+      in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
+      in_pos_ = 0;
+    }
+    const std::size_t old = in_.size();
+    in_.resize(old + std::max(kReadChunk, n - old));
+    std::size_t got = 0;
+    try {
+      got = co_await stream_.async_read_some(asio::buffer(in_.data() + old, in_.size() - old),
+                                             asio::use_awaitable);
+    } catch (...) {
+      in_.resize(old);
+      throw;
+    }
+    in_.resize(old + got);
+  }
+}
+
+asio::awaitable<RawFrame> FramedStream::read_frame() {
+  // No deadline while the link is idle; once a frame has started it must finish in time (§12).
+  if (in_.size() == in_pos_) co_await fill(1);
+  arm(frame_deadline_);
+  co_await fill(kPreHeaderSize);
+  RawFrame f;
+  const auto pre = parse_pre_header(
+      std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_pos_, kPreHeaderSize), limits_);
+  co_await fill(kPreHeaderSize + kFrameHeaderSize);
+  std::memcpy(f.aad.data(), in_.data() + in_pos_, f.aad.size());
+  f.header = parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize>(f.aad.data() + kPreHeaderSize,
+                                                                                kFrameHeaderSize));
+  // body_len was bounded by parse_pre_header before anything was sized from it.
+  co_await fill(f.aad.size() + pre.body_len);
+  const auto* body = in_.data() + in_pos_ + f.aad.size();
+  f.body.assign(body, body + pre.body_len);
+  in_pos_ += f.aad.size() + pre.body_len;
+  if (in_pos_ == in_.size()) {
+    in_.clear();
+    in_pos_ = 0;
+  }
+  disarm();
+  co_return f;
+}
+
+void FramedStream::send(Bytes frame) {
+  if (closed_) return;
+  queue_.push_back(std::move(frame));
+  if (writing_) return;
+  writing_ = true;
+  asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
+                 asio::detached);
+}
+
+asio::awaitable<void> FramedStream::write_loop() {
+  // Frames queued while a write is in flight go out together in the next write. They are joined
+  // into one buffer: asio's TLS stream would otherwise make one record (and one syscall) per frame.
+  Bytes out;
+  while (!queue_.empty() && !closed_) {
+    out = std::move(queue_.front());
+    queue_.pop_front();
+    while (!queue_.empty() && out.size() < 256 * 1024) {
+      out.insert(out.end(), queue_.front().begin(), queue_.front().end());
+      queue_.pop_front();
+    }
+    asio::error_code ec;
+    co_await asio::async_write(stream_, asio::buffer(out), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      close();
+      break;
+    }
+  }
+  writing_ = false;
+}
+
+}  // namespace pqot::srmcp

@@ -1,0 +1,425 @@
+// SRMCP node store and simulated signals (docs/srmcp.md §9, §11; docs/srmcpd.md "Node model").
+#include "pqot/srmcp/node.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace pqot::srmcp {
+
+// ---- types and ACLs ----------------------------------------------------------------------------
+
+std::string_view type_name(ValueType t) {
+  switch (t) {
+    case ValueType::folder:
+      return "folder";
+    case ValueType::boolean:
+      return "bool";
+    case ValueType::int64:
+      return "int64";
+    case ValueType::float64:
+      return "double";
+    case ValueType::string:
+      return "string";
+    case ValueType::json:
+      return "json";
+  }
+  return "folder";
+}
+
+std::optional<ValueType> parse_type_name(std::string_view name) {
+  for (ValueType t : {ValueType::folder, ValueType::boolean, ValueType::int64, ValueType::float64,
+                      ValueType::string, ValueType::json}) {
+    if (type_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
+bool value_matches(ValueType t, const Json& v) {
+  switch (t) {
+    case ValueType::folder:
+      return false;
+    case ValueType::boolean:
+      return v.is_boolean();
+    case ValueType::int64:
+      // nlohmann keeps non-negative integers unsigned: those above INT64_MAX do not fit.
+      if (v.is_number_unsigned()) {
+        return v.get<std::uint64_t>() <=
+               static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+      }
+      return v.is_number_integer();
+    case ValueType::float64:
+      // NaN and infinities have no JSON form (they would be sent as null).
+      return v.is_number() && (!v.is_number_float() || std::isfinite(v.get<double>()));
+    case ValueType::string:
+      return v.is_string();
+    case ValueType::json:
+      return v.is_object() || v.is_array();
+  }
+  return false;
+}
+
+bool valid_node_id(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+bool acl_allows(const Acl& acl, const Principal& who) {
+  for (const auto& entry : acl) {
+    if (entry == "*") return true;
+    if (entry.starts_with("role:")) {
+      const std::string_view role = std::string_view(entry).substr(5);
+      if (std::find(who.roles.begin(), who.roles.end(), role) != who.roles.end()) return true;
+    } else if (!who.identity.empty() && entry == who.identity) {
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// The canonical stored form: int64 nodes hold signed integers, double nodes hold doubles, so that
+// 21 written to a double node reads back as 21.0.
+Json normalize(ValueType t, const Json& v) {
+  if (t == ValueType::int64) return Json(v.get<std::int64_t>());
+  if (t == ValueType::float64) return Json(v.get<double>());
+  return v;
+}
+
+Json default_value(ValueType t) {
+  switch (t) {
+    case ValueType::boolean:
+      return false;
+    case ValueType::int64:
+      return std::int64_t{0};
+    case ValueType::float64:
+      return 0.0;
+    case ValueType::string:
+      return "";
+    case ValueType::json:
+      return Json::object();
+    case ValueType::folder:
+      break;
+  }
+  return nullptr;
+}
+
+std::int64_t to_ms(std::chrono::system_clock::time_point tp) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count();
+}
+
+int code(Status s) {
+  return static_cast<int>(s);
+}
+
+}  // namespace
+
+// ---- NodeStore ---------------------------------------------------------------------------------
+
+struct NodeStore::Node {
+  explicit Node(NodeSpec s) : spec(std::move(s)) {}
+  NodeSpec spec;
+  std::vector<std::string> children;  // insertion order; fixed once serving starts
+  // Guards `value`, `ts` and the calls into the callables: a backend never sees two calls at once
+  // for the same node, so application callables need no locking of their own.
+  mutable std::mutex mu;
+  Json value;
+  std::chrono::system_clock::time_point ts = std::chrono::system_clock::now();
+
+  bool is_folder() const { return spec.type == ValueType::folder; }
+  bool visible_to(const Principal& who) const {
+    return is_folder() || acl_allows(spec.readers, who) || acl_allows(spec.writers, who);
+  }
+  ReadResult read_value() const;
+};
+
+ReadResult NodeStore::Node::read_value() const {
+  std::lock_guard lock(mu);
+  if (!spec.read) return ReadResult{Status::ok, value, ts};
+  ReadResult r;
+  try {
+    r = spec.read();
+  } catch (...) {
+    return ReadResult{Status::backend_error, nullptr, std::chrono::system_clock::now()};
+  }
+  if (r.status != Status::ok) return ReadResult{r.status, nullptr, r.timestamp};
+  // A backend that returns a value of the wrong type is broken; clients must not see it.
+  if (!value_matches(spec.type, r.value))
+    return ReadResult{Status::backend_error, nullptr, r.timestamp};
+  r.value = normalize(spec.type, r.value);
+  return r;
+}
+
+NodeStore::NodeStore() = default;
+NodeStore::~NodeStore() = default;
+
+void NodeStore::add(NodeSpec spec) {
+  if (!valid_node_id(spec.id)) {
+    throw std::invalid_argument("node id '" + spec.id +
+                                "' must be 1..128 printable ASCII characters without spaces");
+  }
+  if (nodes_.contains(spec.id)) throw std::invalid_argument("duplicate node id '" + spec.id + "'");
+  if (spec.name.size() > 256)
+    throw std::invalid_argument("node '" + spec.id + "': name longer than 256 characters");
+  for (std::size_t i = 0; i < spec.parents.size(); ++i) {
+    const auto& p = spec.parents[i];
+    const auto it = nodes_.find(p);
+    if (it == nodes_.end())
+      throw std::invalid_argument("node '" + spec.id + "': unknown parent '" + p + "'");
+    if (!it->second->is_folder()) {
+      throw std::invalid_argument("node '" + spec.id + "': parent '" + p + "' is not a folder");
+    }
+    if (std::find(spec.parents.begin(), spec.parents.begin() + static_cast<std::ptrdiff_t>(i), p) !=
+        spec.parents.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw std::invalid_argument("node '" + spec.id + "': parent '" + p + "' listed twice");
+    }
+  }
+  Json value;
+  if (spec.type != ValueType::folder) {
+    if (!spec.initial.is_null()) {
+      if (!value_matches(spec.type, spec.initial)) {
+        throw std::invalid_argument("node '" + spec.id + "': initial value is not of type " +
+                                    std::string(type_name(spec.type)));
+      }
+      value = normalize(spec.type, spec.initial);
+    } else {
+      value = default_value(spec.type);
+    }
+    // A write to memory would never be seen through a Read callable.
+    if (spec.read && !spec.write && !spec.writers.empty()) {
+      throw std::invalid_argument("node '" + spec.id +
+                                  "': writers but a Read callable without a Write callable");
+    }
+  }
+  auto node = std::make_unique<Node>(std::move(spec));
+  node->value = std::move(value);
+  const std::string& id = node->spec.id;
+  for (const auto& p : node->spec.parents) nodes_.at(p)->children.push_back(id);
+  if (node->spec.parents.empty()) top_level_.push_back(id);
+  nodes_.emplace(id, std::move(node));
+}
+
+std::size_t NodeStore::size() const {
+  return nodes_.size();
+}
+
+bool NodeStore::contains(const std::string& id) const {
+  return nodes_.contains(id);
+}
+
+Json NodeStore::browse(const std::string& root, int depth, const Principal& who) const {
+  std::vector<const Node*> level;
+  if (root.empty()) {
+    for (const auto& id : top_level_) level.push_back(nodes_.at(id).get());
+  } else {
+    const auto it = nodes_.find(root);
+    if (it == nodes_.end()) {
+      throw ProtocolError(Action::reply, Status::unknown_node,
+                          "browse: unknown root '" + root + "'");
+    }
+    level.push_back(it->second.get());
+  }
+  // Breadth first, so a node reachable through several parents is listed once, at its shallowest
+  // depth; the `seen` set bounds the output by the store size whatever the depth.
+  Json out = Json::array();
+  std::unordered_set<const Node*> seen;
+  for (int d = 0; !level.empty(); ++d) {
+    std::vector<const Node*> next;
+    for (const Node* n : level) {
+      if (!n->visible_to(who) || !seen.insert(n).second) continue;
+      Json children = Json::array();
+      for (const auto& c : n->children) {
+        const Node* child = nodes_.at(c).get();
+        if (!child->visible_to(who)) continue;  // do not reveal ids the client cannot use
+        children.push_back(c);
+        next.push_back(child);
+      }
+      const bool folder = n->is_folder();
+      out.push_back({{"id", n->spec.id},
+                     {"name", n->spec.name},
+                     {"type", type_name(n->spec.type)},
+                     {"parents", n->spec.parents},
+                     {"children", std::move(children)},
+                     {"description", n->spec.description},
+                     {"unit", n->spec.unit},
+                     {"readable", !folder && acl_allows(n->spec.readers, who)},
+                     {"writable", !folder && acl_allows(n->spec.writers, who)}});
+    }
+    if (depth >= 0 && d >= depth) break;
+    level = std::move(next);
+  }
+  return Json{{"nodes", std::move(out)}};
+}
+
+Json NodeStore::read(const std::vector<std::string>& ids, const Principal& who) const {
+  Json values = Json::array();
+  for (const auto& id : ids) {
+    Json entry{{"id", id}};
+    const auto it = nodes_.find(id);
+    if (it == nodes_.end()) {
+      entry["status"] = code(Status::unknown_node);
+      entry["ts_ms"] = to_ms(std::chrono::system_clock::now());
+      values.push_back(std::move(entry));
+      continue;
+    }
+    const Node& n = *it->second;
+    entry["type"] = type_name(n.spec.type);
+    ReadResult r{Status::ok, nullptr, std::chrono::system_clock::now()};
+    if (n.is_folder()) {
+      r.status = Status::not_readable;
+    } else if (!acl_allows(n.spec.readers, who)) {
+      r.status = Status::access_denied;
+    } else {
+      r = n.read_value();
+    }
+    if (r.status == Status::ok) entry["value"] = std::move(r.value);
+    entry["ts_ms"] = to_ms(r.timestamp);
+    entry["status"] = code(r.status);
+    values.push_back(std::move(entry));
+  }
+  return Json{{"values", std::move(values)}};
+}
+
+Json NodeStore::write(const std::vector<std::pair<std::string, Json>>& values,
+                      const Principal& who) {
+  Json results = Json::array();
+  for (const auto& [id, value] : values) {
+    Json entry{{"id", id}};
+    const auto it = nodes_.find(id);
+    Status status = Status::ok;
+    Json stored;
+    if (it == nodes_.end()) {
+      status = Status::unknown_node;
+    } else {
+      Node& n = *it->second;
+      if (n.is_folder() || n.spec.writers.empty()) {
+        status = Status::not_writable;
+      } else if (!acl_allows(n.spec.writers, who)) {
+        status = Status::access_denied;
+      } else if (!value_matches(n.spec.type, value)) {
+        status = Status::type_mismatch;
+      } else {
+        std::lock_guard lock(n.mu);
+        const Json v = normalize(n.spec.type, value);
+        if (n.spec.write) {
+          try {
+            WriteResult w = n.spec.write(v);
+            status = w.status;
+            stored = std::move(w.stored);
+          } catch (...) {
+            status = Status::backend_error;
+          }
+          // With memory reads the stored value is what later reads return.
+          if (status == Status::ok && !n.spec.read) {
+            if (value_matches(n.spec.type, stored)) {
+              n.value = normalize(n.spec.type, stored);
+              n.ts = std::chrono::system_clock::now();
+            } else {
+              status = Status::backend_error;
+            }
+          }
+        } else {
+          n.value = v;
+          n.ts = std::chrono::system_clock::now();
+          stored = v;
+        }
+      }
+    }
+    if (status == Status::ok) entry["value"] = std::move(stored);
+    entry["status"] = code(status);
+    results.push_back(std::move(entry));
+  }
+  return Json{{"values", std::move(results)}};
+}
+
+std::optional<ReadResult> NodeStore::read_one(const std::string& id, const Principal& who) const {
+  const auto it = nodes_.find(id);
+  if (it == nodes_.end()) return std::nullopt;
+  const Node& n = *it->second;
+  if (n.is_folder() || !acl_allows(n.spec.readers, who)) return std::nullopt;
+  return n.read_value();
+}
+
+// ---- simulated signals -------------------------------------------------------------------------
+
+namespace {
+
+struct SignalState {
+  SignalSpec spec;
+  std::function<double()> seconds;
+  std::mutex mu;  // guards the generator and the random walk: reads may come from any thread
+  std::mt19937_64 rng{std::random_device{}()};
+  double walk = 0.0;
+
+  double uniform(double half_width) {
+    if (half_width <= 0.0) return 0.0;
+    return std::uniform_real_distribution<double>(-half_width, half_width)(rng);
+  }
+};
+
+double fraction(double t, double period) {
+  const double f = t / period - std::floor(t / period);
+  return std::clamp(f, 0.0, 1.0);
+}
+
+ReadResult sample(SignalState& s) {
+  const auto& sp = s.spec;
+  const double period = sp.period_s > 0 ? sp.period_s : 1.0;
+  std::lock_guard lock(s.mu);
+  const double t = std::max(0.0, s.seconds());
+  double v = sp.offset;
+  switch (sp.kind) {
+    case SignalSpec::Kind::sine:
+      v = sp.offset + sp.amplitude * std::sin(2.0 * std::numbers::pi * t / period);
+      break;
+    case SignalSpec::Kind::ramp:
+      v = sp.offset + sp.amplitude * fraction(t, period);
+      break;
+    case SignalSpec::Kind::square:
+      v = fraction(t, period) < 0.5 ? sp.offset + sp.amplitude : sp.offset - sp.amplitude;
+      break;
+    case SignalSpec::Kind::random_walk: {
+      // Steps of up to 5 % of the amplitude, reflected at the bounds so the walk never sticks
+      // there.
+      const double a = std::abs(sp.amplitude);
+      double w = s.walk + s.uniform(0.05 * a);
+      if (w > a) w = 2 * a - w;
+      if (w < -a) w = -2 * a - w;
+      s.walk = std::clamp(w, -a, a);
+      v = sp.offset + s.walk;
+      break;
+    }
+    case SignalSpec::Kind::counter: {
+      // Bounded so that the conversion stays defined for absurd uptimes or tiny periods.
+      const auto n = static_cast<std::int64_t>(std::min(std::floor(t / period), 1e15));
+      return ReadResult{Status::ok, Json(std::llround(sp.offset) + n),
+                        std::chrono::system_clock::now()};
+    }
+  }
+  v += s.uniform(sp.noise);
+  return ReadResult{Status::ok, Json(v), std::chrono::system_clock::now()};
+}
+
+}  // namespace
+
+ReadFn make_signal(const SignalSpec& spec) {
+  const auto start = std::chrono::steady_clock::now();
+  return make_signal(spec, [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+}
+
+ReadFn make_signal(const SignalSpec& spec, std::function<double()> seconds) {
+  auto state = std::make_shared<SignalState>();
+  state->spec = spec;
+  state->seconds = std::move(seconds);
+  return [state] { return sample(*state); };
+}
+
+}  // namespace pqot::srmcp

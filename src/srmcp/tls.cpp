@@ -1,0 +1,101 @@
+#include "pqot/srmcp/tls.hpp"
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <stdexcept>
+
+namespace pqot::srmcp {
+
+namespace {
+
+void configure_common(asio::ssl::context& ctx, const TlsFiles& files) {
+  SSL_CTX* native = ctx.native_handle();
+  if (SSL_CTX_set_min_proto_version(native, TLS1_3_VERSION) != 1 ||
+      SSL_CTX_set_max_proto_version(native, TLS1_3_VERSION) != 1) {
+    throw std::runtime_error("TLS: cannot restrict to TLS 1.3");
+  }
+  // No session tickets or resumption: every link proves its certificate afresh.
+  SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
+  auto load = [](const std::string& path, const char* what, auto&& fn) {
+    if (path.empty()) throw std::runtime_error(std::string("TLS: no ") + what + " file configured");
+    try {
+      fn();
+    } catch (const std::system_error& e) {
+      throw std::runtime_error(std::string("TLS: cannot load ") + what + " '" + path + "': " + e.what());
+    }
+  };
+  load(files.ca, "CA certificate", [&] { ctx.load_verify_file(files.ca); });
+  load(files.cert, "certificate", [&] { ctx.use_certificate_chain_file(files.cert); });
+  load(files.key, "private key", [&] { ctx.use_private_key_file(files.key, asio::ssl::context::pem); });
+  if (SSL_CTX_check_private_key(native) != 1) {
+    throw std::runtime_error("TLS: private key '" + files.key + "' does not match certificate '" + files.cert + "'");
+  }
+}
+
+std::string entry_text(X509_NAME_ENTRY* entry) {
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+  if (n < 0) return {};
+  std::string s(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(n));
+  OPENSSL_free(utf8);
+  return s;
+}
+
+}  // namespace
+
+asio::ssl::context make_server_tls(const TlsFiles& files) {
+  asio::ssl::context ctx(asio::ssl::context::tls_server);
+  configure_common(ctx, files);
+  ctx.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  return ctx;
+}
+
+asio::ssl::context make_client_tls(const TlsFiles& files) {
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  configure_common(ctx, files);
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  return ctx;
+}
+
+void set_server_identity(TlsStream& stream, const std::string& host) {
+  SSL* ssl = stream.native_handle();
+  asio::error_code ec;
+  (void)asio::ip::make_address(host, ec);  // an IP literal is checked as an IP SAN
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (!ec) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+  }
+}
+
+Principal peer_principal(TlsStream& stream) {
+  Principal p;
+  X509* cert = SSL_get0_peer_certificate(stream.native_handle());
+  if (cert == nullptr) return p;
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (cn >= 0) p.identity = entry_text(X509_NAME_get_entry(subject, cn));
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_organizationalUnitName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_organizationalUnitName, i)) {
+    p.roles.push_back(entry_text(X509_NAME_get_entry(subject, i)));
+  }
+  return p;
+}
+
+Bytes tls_exporter(TlsStream& stream, std::string_view label) {
+  Bytes out(32);
+  const std::string l(label);
+  if (SSL_export_keying_material(stream.native_handle(), out.data(), out.size(), l.data(), l.size(),
+                                 nullptr, 0, 0) != 1) {
+    throw std::runtime_error("TLS exporter failed");
+  }
+  return out;
+}
+
+}  // namespace pqot::srmcp

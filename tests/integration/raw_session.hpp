@@ -1,0 +1,172 @@
+// A deliberately simple, synchronous SRMCP v2 client for tests: it performs the handshake with the
+// public wire and crypto pieces, then builds every request frame byte by byte, so that tests can
+// send what a correct client never would (bad tags, replays, stale timestamps, foreign tokens).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <asio.hpp>
+#include <asio/ssl.hpp>
+#include <optional>
+
+#include "pqot/common/byte_io.hpp"
+#include "pqot/crypto/kem.hpp"
+#include "pqot/crypto/random.hpp"
+#include "pqot/srmcp/reassembly.hpp"
+#include "pqot/srmcp/session_crypto.hpp"
+#include "pqot/srmcp/tls.hpp"
+
+namespace pqot::srmcp::test {
+
+class RawLink {
+ public:
+  RawLink(std::uint16_t port, const TlsFiles& files) : ctx_(make_client_tls(files)), stream_(io_, ctx_) {
+    stream_.lowest_layer().connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    set_server_identity(stream_, "127.0.0.1");
+    stream_.handshake(asio::ssl::stream_base::client);
+    set_timeout(std::chrono::milliseconds(3000));
+  }
+  void set_timeout(std::chrono::milliseconds t) {
+    ::timeval tv{static_cast<long>(t.count() / 1000), static_cast<long>((t.count() % 1000) * 1000)};
+    ::setsockopt(stream_.lowest_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
+  void send(const Bytes& b) { asio::write(stream_, asio::buffer(b)); }
+  /// The next frame, or nullopt if the server closed the connection (or nothing came in time).
+  std::optional<std::pair<FrameHeader, std::pair<Bytes, Bytes>>> read_frame() {
+    Bytes aad(kPreHeaderSize + kFrameHeaderSize);
+    asio::error_code ec;
+    asio::read(stream_, asio::buffer(aad), ec);
+    if (ec) return std::nullopt;
+    const auto pre = parse_pre_header(std::span<const std::uint8_t, 8>(aad.data(), 8), Limits{});
+    const auto header = parse_frame_header(std::span<const std::uint8_t, 32>(aad.data() + 8, 32));
+    Bytes body(pre.body_len);
+    asio::read(stream_, asio::buffer(body), ec);
+    if (ec) return std::nullopt;
+    return std::make_pair(header, std::make_pair(std::move(aad), std::move(body)));
+  }
+  TlsStream& tls() { return stream_; }
+
+ private:
+  asio::io_context io_;
+  asio::ssl::context ctx_;
+  TlsStream stream_;
+};
+
+struct Reply {
+  MessageHeader header;
+  Json body;
+};
+
+class RawSession {
+ public:
+  RawSession(std::uint16_t port, const TlsFiles& files) : port_(port), files_(files), control_(port, files) {
+    const crypto::Kem& kem = crypto::kem_by_name("ML-KEM-768");
+    const auto kp = kem.generate_keypair();
+    ClientHello hello;
+    hello.ek = kp.public_key;
+    const Bytes hello_body = encode(hello);
+    control_.send(plain_frame(FrameType::client_hello, hello_body));
+    auto sh_frame = control_.read_frame();
+    if (!sh_frame || sh_frame->first.type != FrameType::server_hello) throw std::runtime_error("no SERVER_HELLO");
+    const Bytes& sh_body = sh_frame->second.second;
+    const ServerHello sh = parse_server_hello(sh_body);
+    session_id_ = sh.session_id;
+    const auto ss = kem.decapsulate(kp.secret_key, sh.ct);
+    const Bytes exporter = tls_exporter(control_.tls(), "EXPORTER-SRMCP-v2");
+    keys_ = derive_session_keys(exporter, ss, transcript_hash(hello_body, sh_body));
+    frame_key_.emplace(keys_.c2s.frame.span());
+    message_key_.emplace(keys_.c2s.message.span());
+    receive_.emplace(keys_.s2c, Direction::server_to_client);
+    const auto ready = receive(control_);
+    if (!ready || ready->header.type != MessageType::session_ready) throw std::runtime_error("no SESSION_READY");
+  }
+
+  /// A sealed message (header || ct || tag) with the given fields.
+  Bytes seal_message(MessageType type, const std::string& body, std::uint32_t tid, std::uint32_t timestamp_s,
+                     std::optional<std::uint64_t> msg_seq = std::nullopt) {
+    MessageHeader h{type, false, Status::ok, tid, msg_seq.value_or(next_msg_seq_++), 0, timestamp_s};
+    Bytes out(kMessageHeaderSize + body.size() + kTagSize);
+    encode_message_header(h, std::span<std::uint8_t, kMessageHeaderSize>(out.data(), kMessageHeaderSize));
+    message_key_->seal_into(crypto::make_nonce(message_prefix(Direction::client_to_server), h.msg_seq),
+                            ByteView(out.data(), kMessageHeaderSize), crypto::as_bytes(body),
+                            crypto::MutableByteView(out.data() + kMessageHeaderSize, body.size() + kTagSize));
+    return out;
+  }
+  /// A sealed frame on the control link carrying `sealed_message` as one segment.
+  Bytes frame(const Bytes& sealed_message, std::uint32_t tid) {
+    Bytes plain;
+    encode_segment_header(SegmentHeader{tid, common::load_u32(sealed_message.data() + 12) |
+                                                 (std::uint64_t{common::load_u32(sealed_message.data() + 8)} << 32),
+                                        0, 1, static_cast<std::uint32_t>(sealed_message.size()), 0},
+                          plain);
+    plain.insert(plain.end(), sealed_message.begin(), sealed_message.end());
+    return seal_frame(*frame_key_, Direction::client_to_server, FrameHeader{FrameType::sealed, 0, frame_seq_++, 0},
+                      plain);
+  }
+  Bytes request(MessageType type, const std::string& body, std::uint32_t tid) {
+    return frame(seal_message(type, body, tid, unix_now()), tid);
+  }
+  static std::uint32_t unix_now() {
+    return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+  }
+
+  void send(const Bytes& b) { control_.send(b); }
+  /// The next complete message on `link`, or nullopt when the server closed it.
+  std::optional<Reply> receive(RawLink& link) {
+    for (;;) {
+      auto f = link.read_frame();
+      if (!f) return std::nullopt;
+      const Bytes plain = receive_->open_frame(f->first, f->second.first, f->second.second);
+      const Segment seg = parse_segment(plain, Limits{});
+      if (auto whole = reassembler_.add(seg)) {
+        auto [header, body] = receive_->open_message(*whole);
+        return Reply{header, Json::parse(body.begin(), body.end())};
+      }
+    }
+  }
+  std::optional<Reply> receive() { return receive(control_); }
+  /// Sends a request and returns its reply (skipping notifications).
+  std::optional<Reply> call(MessageType type, const std::string& body) {
+    const std::uint32_t tid = next_tid_++;
+    send(request(type, body, tid));
+    for (;;) {
+      auto r = receive();
+      if (!r || r->header.tid == tid) return r;
+    }
+  }
+
+  /// Connects a data link for an offer and sends LINK_BIND built with this session's link key.
+  std::optional<FrameHeader> bind_link(const TlsFiles& files, std::uint16_t port, std::uint32_t link_id,
+                                       const Bytes& token, std::uint64_t session_id) {
+    RawLink link(port, files);
+    const Bytes exporter = tls_exporter(link.tls(), "EXPORTER-SRMCP-v2-link");
+    crypto::Aes256Gcm bind_key(keys_.link.span());
+    LinkBind b{session_id, link_bind_proof(keys_.link, token, link_id, exporter)};
+    link.send(seal_frame(bind_key, Direction::client_to_server, FrameHeader{FrameType::link_bind, link_id, 0, 0},
+                         encode(b)));
+    auto f = link.read_frame();
+    if (!f) return std::nullopt;
+    return f->first;
+  }
+
+  std::uint64_t session_id() const { return session_id_; }
+  RawLink& control() { return control_; }
+
+ private:
+  std::uint16_t port_;
+  TlsFiles files_;
+  RawLink control_;
+  SessionKeys keys_;
+  std::optional<crypto::Aes256Gcm> frame_key_;
+  std::optional<crypto::Aes256Gcm> message_key_;
+  std::optional<ReceiveState> receive_;
+  Reassembler reassembler_{Limits{}};
+  std::uint64_t session_id_ = 0;
+  std::uint64_t frame_seq_ = 0;
+  std::uint64_t next_msg_seq_ = 0;
+  std::uint32_t next_tid_ = 1;
+};
+
+}  // namespace pqot::srmcp::test
