@@ -1,59 +1,76 @@
 #!/usr/bin/env bash
-# `make demo`: a post-quantum key exchange through the `pqot` CLI, as two parties would run it,
-# then a test PKI for the mutual-TLS components. Until SRMCP lands this is the main job.
+# `make demo`: the SRMCP story end to end on this machine.
+#  1. a test PKI (pqot pki init) if there is none yet;
+#  2. srmcpd serving the example plant (examples/srmcp/plant.toml, ~60 nodes, simulated signals);
+#  3. the srmcp client: discover, read, write and read back, subscribe, ping, with latencies;
+#  4. the server stopped cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PQOT=build/bin/pqot
-work=$(mktemp -d /tmp/pqot-demo.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-umask 077
+BIN=build/bin
+PKI=build/demo-pki
+CONFIG=examples/srmcp/plant.toml
+log=$(mktemp /tmp/srmcpd-demo.XXXXXX.log)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" || true; fi
+  rm -f "$log"
+}
+trap cleanup EXIT
 
-field() { sed -n "s/^$1=//p" "$2"; }
-fingerprint() { printf '%s' "$1" | sha256sum | cut -c1-16; }  # of the hex text
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-for alg in ML-KEM-768 X-Wing; do
-  echo "== $alg key exchange"
-  t0=$(date +%s%N)
-  "$PQOT" kem keygen --alg "$alg" > "$work/keys"
-  field ek "$work/keys" > "$work/ek.hex"
-  field dk "$work/keys" > "$work/dk.hex"
-  echo "receiver: generated a key pair: ek $(( $(wc -c < "$work/ek.hex") / 2 )) bytes (public), dk $(( $(wc -c < "$work/dk.hex") / 2 )) bytes (kept secret, mode 0600)"
+step "1. test PKI in $PKI"
+if [ -f "$PKI/ca.crt" ] && [ -f "$PKI/client1.key" ]; then
+  echo "(already there: $(ls "$PKI" | tr '\n' ' '))"
+else
+  "$BIN/pqot" pki init --dir "$PKI" --clients 2
+fi
 
-  "$PQOT" kem encaps --alg "$alg" --ek "@$work/ek.hex" > "$work/enc"
-  ct=$(field ct "$work/enc"); ss_sender=$(field ss "$work/enc")
-  echo "sender:   encapsulated to ek: ciphertext $(( ${#ct} / 2 )) bytes sent to the receiver"
-
-  printf '%s' "$ct" > "$work/ct.hex"
-  "$PQOT" kem decaps --alg "$alg" --dk "@$work/dk.hex" --ct "@$work/ct.hex" > "$work/dec"
-  ss_receiver=$(field ss "$work/dec")
-  t1=$(date +%s%N)
-  if [ "$ss_sender" = "$ss_receiver" ]; then
-    echo "both:     same 32-byte shared secret (SHA-256 fingerprint $(fingerprint "$ss_sender")), $(( (t1 - t0) / 1000000 )) ms for the three commands"
-  else
-    echo "MISMATCH: the two shared secrets differ" >&2; exit 1
-  fi
-
-  # A tampered ciphertext is not an error: ML-KEM's implicit rejection yields an unrelated secret.
-  tampered="$(printf '%s' "${ct:0:1}" | tr '0-9a-f' '1-9a-f0')${ct:1}"  # first hex digit changed
-  "$PQOT" kem decaps --alg "$alg" --dk "@$work/dk.hex" --ct "$tampered" > "$work/bad"
-  if [ "$(field ss "$work/bad")" != "$ss_sender" ]; then
-    echo "tamper:   a modified ciphertext decapsulates to a different, useless secret (implicit rejection)"
-  else
-    echo "tamper check failed" >&2; exit 1
-  fi
-  echo
+step "2. srmcpd on the example plant ($CONFIG)"
+"$BIN/srmcpd" --check-config --config "$CONFIG"
+"$BIN/srmcpd" --config "$CONFIG" --listen 127.0.0.1:0 --log-level info >"$log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port=$(sed -n 's/.*srmcpd listening on [0-9.]*:\([0-9]*\).*/\1/p' "$log" | head -n1)
+  [ -n "$port" ] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$log"; echo "srmcpd did not start" >&2; exit 1; }
+  sleep 0.05
 done
+[ -n "$port" ] || { cat "$log"; echo "srmcpd did not report its port" >&2; exit 1; }
+sed -n '1p' "$log"
 
-echo "== a bad key is refused, with a reason and exit code 2"
+SRMCP=("$BIN/srmcp" --server "127.0.0.1:$port" --ca "$PKI/ca.crt" --cert "$PKI/client1.crt" --key "$PKI/client1.key")
+
+step "3a. discover (top two levels)"
+"${SRMCP[@]}" discover --depth 1
+
+step "3b. read live values (simulated signals change between reads)"
+"${SRMCP[@]}" read plant.line1.oven.temp plant.line1.oven.setpoint plant.line1.press.pressure \
+  plant.line2.robot.cycles plant.utilities.energy.power plant.line1.recipe plant.alarms.config
+
+step "3c. write the oven set-point, then read it back"
+new=$(awk 'BEGIN { srand(); printf "%.1f", 170 + rand() * 20 }')
+"${SRMCP[@]}" write "plant.line1.oven.setpoint=$new"
+"${SRMCP[@]}" read plant.line1.oven.setpoint
+
+step "3d. a write the plant refuses: a read-only sensor, and a wrong type"
 set +e
-"$PQOT" kem encaps --alg ML-KEM-768 --ek 00ff
-echo "exit code: $?"
+"${SRMCP[@]}" write plant.line1.oven.temp=20 plant.line1.oven.setpoint='"hot"'
+echo "exit code: $? (3 = the server answered with an error status)"
 set -e
-echo
 
-echo "== test PKI for the mutual-TLS components (pqot pki init)"
-"$PQOT" pki init --dir "$work/pki" --clients 2
-echo
+step "3e. subscribe to a changing value (3 notifications, sampled every 200 ms)"
+"${SRMCP[@]}" subscribe plant.line1.press.pressure --count 3 --interval 200
 
-echo "== speed of this machine (ML-KEM-768, median of 3 rounds)"
-"$PQOT" bench crypto --alg ML-KEM-768 --rounds 3
+step "3f. ping over ML-KEM-768 and X-Wing sessions"
+"${SRMCP[@]}" ping --count 3
+"${SRMCP[@]}" --kem X-Wing ping --count 3
+
+step "4. stop srmcpd (SIGTERM)"
+kill "$server_pid"
+wait "$server_pid" || true
+server_pid=""
+tail -n 2 "$log"
+echo
+echo "demo finished: every step above ran against a real srmcpd over TLS 1.3 with a post-quantum inner layer."

@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
         const auto p0 = Clock::now();
         client.ping();
         rtts.push_back(ms_since(p0));
-        if (!o.json) std::cout << "ping " << i + 1 << ": " << std::fixed << std::setprecision(3) << rtts.back() << " ms\n";
+        if (!o.json) std::cout << "ping " << i + 1 << ": " << std::fixed << std::setprecision(3) << rtts.back().get<double>() << " ms\n";
       }
       report["op_ms"] = ms_since(t0);
       report["result"] = Json{{"rtt_ms", rtts}};

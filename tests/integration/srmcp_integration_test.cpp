@@ -87,6 +87,7 @@ class SrmcpEndToEnd : public ::testing::Test {
     cfg.data_port_min = 42000;
     cfg.data_port_max = 42999;
     cfg.idle_frame_deadline = std::chrono::milliseconds(500);
+    cfg.key_update_messages = 16;  // small, so that tests cross several key epochs (§6)
     cfg.handshake_deadline = std::chrono::milliseconds(1000);
     server_ = std::make_unique<Server>(io_, cfg, make_nodes());
     server_->start();
@@ -148,6 +149,16 @@ TEST_F(SrmcpEndToEnd, ConnectWithDataLinksReadAndWrite_S4_S7_S9) {
   EXPECT_EQ(back["values"][2]["value"], 3);
   EXPECT_TRUE(c.ping().contains("server_time_ms"));
   c.close();
+}
+
+TEST_F(SrmcpEndToEnd, KeysAreUpdatedAcrossEpochsWithoutLosingMessages_S6) {
+  // The server announced key_update_messages = 16: both directions move through ~30 epochs here,
+  // with messages of neighbouring epochs in flight on different links at the same time.
+  Client c(options(1, 3));
+  c.connect();
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_EQ(c.write({{"plant.count", i}})["values"][0]["value"], i) << "request " << i;
+  }
 }
 
 TEST_F(SrmcpEndToEnd, EveryKemAndTheRetryPath_S4) {
