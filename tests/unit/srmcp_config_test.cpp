@@ -72,7 +72,8 @@ TEST(SrmcpConfig, ExamplePlantLoads) {
   for (const auto& n : c.nodes) {
     if (n.type != ValueType::folder) ids.push_back(n.id);
   }
-  for (const auto& v : store.read(ids, op)["values"]) {
+  const Json all = store.read(ids, op);
+  for (const auto& v : all["values"]) {
     if (v["id"] == "plant.admin.shift_notes") continue;
     EXPECT_EQ(v["status"], 0) << v["id"];
   }
