@@ -315,13 +315,15 @@ Json NodeStore::write(const std::vector<std::pair<std::string, Json>>& values,
           } catch (...) {
             status = Status::backend_error;
           }
-          // With memory reads the stored value is what later reads return.
-          if (status == Status::ok && !n.spec.read) {
-            if (value_matches(n.spec.type, stored)) {
-              n.value = normalize(n.spec.type, stored);
+          // A backend that reports storing a value of the wrong type is broken.
+          if (status == Status::ok && !value_matches(n.spec.type, stored))
+            status = Status::backend_error;
+          if (status == Status::ok) {
+            stored = normalize(n.spec.type, stored);
+            // With memory reads the stored value is what later reads return.
+            if (!n.spec.read) {
+              n.value = stored;
               n.ts = std::chrono::system_clock::now();
-            } else {
-              status = Status::backend_error;
             }
           }
         } else {
