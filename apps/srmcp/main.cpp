@@ -29,6 +29,7 @@ struct Options {
   std::vector<std::string> assignments;
   unsigned count = 1;
   unsigned interval_ms = 0;
+  unsigned rotate_ms = 0;
 };
 
 double ms_since(Clock::time_point t0) {
@@ -151,6 +152,8 @@ int main(int argc, char** argv) {
   app.add_option("--deadline", o.deadline_ms, "Transaction deadline in ms")->check(CLI::Range(1u, 600000u))
       ->capture_default_str();
   app.add_flag("--json", o.json, "Print JSON instead of tables");
+  app.add_option("--rotate", o.rotate_ms, "Replace the oldest data link every MS milliseconds (0 = never)")
+      ->capture_default_str();
 
   auto* discover = app.add_subcommand("discover", "Browse the node tree");
   discover->add_option("root", o.root, "Start at this node (default: the top level)");
@@ -196,6 +199,7 @@ int main(int argc, char** argv) {
   co.kems = {*kem};
   co.links = o.links;
   co.deadline = std::chrono::milliseconds(o.deadline_ms);
+  co.rotate_interval = std::chrono::milliseconds(o.rotate_ms);
 
   Json report = Json::object();
   if (bench->parsed()) return run_bench(co, o);

@@ -31,7 +31,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::shared_ptr<asio::ssl::context> tls;
   std::optional<Endpoint> endpoint;
   std::optional<Key> link_key;
-  SessionInfo session;
+  SessionInfo session;  // written before connect() returns, read-only afterwards
+  std::atomic<std::uint64_t> rotations{0};
   std::map<std::uint32_t, std::shared_ptr<Pending>> pending;
   std::uint32_t next_tid = 1;
   std::function<void(const Json&)> notification_handler;
@@ -47,6 +48,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   awaitable<void> handshake(std::shared_ptr<Link> link0);
   awaitable<void> open_data_link();
   awaitable<void> open_data_links(unsigned count);
+  awaitable<void> rotate_links();
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void deliver(Message m);
   awaitable<Response> request(MessageType type, const Json& body);
@@ -166,6 +168,35 @@ awaitable<void> Client::Impl::open_data_link() {
   stream->disarm();
   endpoint->add_link(link);
   asio::co_spawn(strand, read_loop(link), asio::detached);
+}
+
+// §7 rotation: every interval, attach a new data link, then retire the oldest one. The old link is
+// marked draining at once (no new requests on it); the server answers LINK_CLOSE, flushes and
+// closes it, and its read loop here detaches it after reading whatever was still in flight.
+awaitable<void> Client::Impl::rotate_links() {
+  auto self = shared_from_this();
+  asio::steady_timer timer(strand);
+  while (!closed) {
+    timer.expires_after(options.rotate_interval);
+    asio::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (closed) break;
+    std::shared_ptr<Link> oldest;
+    for (const auto& [id, link] : endpoint->links()) {
+      if (id != 0 && !link->draining && (!oldest || link->attached < oldest->attached)) oldest = link;
+    }
+    try {
+      co_await open_data_link();
+    } catch (const std::exception&) {
+      continue;  // keep the old links; try again next interval
+    }
+    if (!oldest || closed) continue;
+    oldest->draining = true;
+    Json body;  // (not a braced initializer: GCC 12 mis-compiles those inside coroutines)
+    body["link_id"] = oldest->id;
+    (void)co_await request(MessageType::link_close, body);
+    ++rotations;
+  }
 }
 
 // Opens `count` links at once: their TLS handshakes overlap instead of adding up.
@@ -306,6 +337,9 @@ awaitable<void> Client::async_connect() {
   asio::co_spawn(impl->strand, impl->read_loop(link0), asio::detached);
   co_await impl->open_data_links(impl->options.links);
   impl->session.data_links = impl->endpoint->link_count() - 1;
+  if (impl->options.rotate_interval.count() > 0 && impl->options.links > 0) {
+    asio::co_spawn(impl->strand, impl->rotate_links(), asio::detached);
+  }
 }
 
 awaitable<Response> Client::async_request(MessageType type, Json body) {
@@ -368,6 +402,10 @@ void Client::on_notification(std::function<void(const Json&)> handler) {
   asio::post(impl_->strand, [impl = impl_, h = std::move(handler)]() mutable { impl->notification_handler = std::move(h); });
 }
 
-SessionInfo Client::info() const { return impl_->session; }
+SessionInfo Client::info() const {
+  SessionInfo i = impl_->session;
+  i.rotations = impl_->rotations;
+  return i;
+}
 
 }  // namespace pqot::srmcp

@@ -70,10 +70,21 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
 }
 
 Link& Endpoint::random_link() {
-  if (links_.empty()) throw ProtocolError(Action::close, Status::internal, "no link to send on");
-  auto it = links_.begin();
-  std::advance(it, static_cast<long>(rng_() % links_.size()));
-  return *it->second;
+  std::size_t usable = 0;
+  for (const auto& [id, link] : links_) usable += link->draining ? 0 : 1;
+  if (usable == 0) throw ProtocolError(Action::close, Status::internal, "no link to send on");
+  std::size_t pick = rng_() % usable;
+  for (const auto& [id, link] : links_) {
+    if (link->draining) continue;
+    if (pick-- == 0) return *link;
+  }
+  return *links_.begin()->second;  // not reached
+}
+
+std::size_t Endpoint::usable_links() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [id, link] : links_) n += link->draining ? 0 : 1;
+  return n;
 }
 
 void Endpoint::send_segment(Link& link, const SegmentHeader& h, ByteView data) {
@@ -87,7 +98,7 @@ void Endpoint::send_segment(Link& link, const SegmentHeader& h, ByteView data) {
 std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t max_segments) {
   const Bytes sealed = send_.seal_message(header, body);
   const auto total = static_cast<std::uint32_t>(sealed.size());
-  std::uint32_t upper = std::min<std::uint32_t>({max_segments, static_cast<std::uint32_t>(links_.size()),
+  std::uint32_t upper = std::min<std::uint32_t>({max_segments, static_cast<std::uint32_t>(usable_links()),
                                                  limits_.max_segments, total});
   // Each segment must also fit in one frame.
   const std::uint32_t frame_room = limits_.max_frame_body - kSegmentHeaderSize - kTagSize;

@@ -19,6 +19,7 @@ struct Link {
   std::shared_ptr<FramedStream> stream;
   std::uint64_t recv_seq = 0;  ///< next expected frame seq from the peer (§3)
   std::uint64_t send_seq = 0;  ///< next frame seq to send
+  bool draining = false;       ///< being closed (§7 rotation): no new frames are sent on it
   std::chrono::steady_clock::time_point attached = std::chrono::steady_clock::now();
 };
 
@@ -37,6 +38,8 @@ class Endpoint {
   void remove_link(std::uint32_t id);
   std::shared_ptr<Link> link(std::uint32_t id) const;
   std::size_t link_count() const noexcept { return links_.size(); }
+  /// Links new frames may use (not draining).
+  std::size_t usable_links() const noexcept;
   const std::map<std::uint32_t, std::shared_ptr<Link>>& links() const noexcept { return links_; }
 
   /// Processes one frame received on `link`. Returns a complete authenticated message, if this frame

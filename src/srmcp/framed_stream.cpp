@@ -53,6 +53,14 @@ void FramedStream::close() noexcept {
   queue_.clear();
 }
 
+void FramedStream::close_after_flush() noexcept {
+  if (!writing_) {
+    close();
+  } else {
+    close_when_flushed_ = true;
+  }
+}
+
 asio::awaitable<void> FramedStream::fill(std::size_t n) {
   while (in_.size() - in_pos_ < n) {
     if (in_pos_ > 0) {  // compact before growing
@@ -126,6 +134,7 @@ asio::awaitable<void> FramedStream::write_loop() {
     }
   }
   writing_ = false;
+  if (close_when_flushed_) close();
 }
 
 }  // namespace pqot::srmcp

@@ -414,7 +414,10 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
               h.tid);
       const auto id = body["link_id"].get<std::uint32_t>();
       require(id != 0 && endpoint_->link(id) != nullptr, "no such data link", h.tid);
-      endpoint_->link(id)->stream->close();  // its read loop detaches it
+      // No new frames on it; close once what is queued has gone out. Its read loop then detaches it.
+      auto link = endpoint_->link(id);
+      link->draining = true;
+      link->stream->close_after_flush();
       return Json::object();
     }
     default:

@@ -151,6 +151,22 @@ TEST_F(SrmcpEndToEnd, ConnectWithDataLinksReadAndWrite_S4_S7_S9) {
   c.close();
 }
 
+TEST_F(SrmcpEndToEnd, LinksRotateWithoutLosingTransactions_S7) {
+  auto o = options(1, 2);
+  o.rotate_interval = std::chrono::milliseconds(100);
+  Client c(o);
+  c.connect();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+  int requests = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(c.read({"plant.t6"})["values"][0]["value"], 26.0) << "request " << requests;
+    ++requests;
+  }
+  EXPECT_GE(c.info().rotations, 5u) << "links replaced about every 100 ms";
+  EXPECT_GT(requests, 50);
+  EXPECT_LE(server_->stats().links_active, 3u) << "old links are closed, not accumulated";
+}
+
 TEST_F(SrmcpEndToEnd, KeysAreUpdatedAcrossEpochsWithoutLosingMessages_S6) {
   // The server announced key_update_messages = 16: both directions move through ~30 epochs here,
   // with messages of neighbouring epochs in flight on different links at the same time.

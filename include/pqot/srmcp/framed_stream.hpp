@@ -40,6 +40,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   void send(Bytes frame);
   /// Closes the connection (idempotent). Pending reads and writes fail.
   void close() noexcept;
+  /// Closes once every queued frame has been written (link rotation, §7).
+  void close_after_flush() noexcept;
   bool closed() const noexcept { return closed_; }
   std::size_t queued() const noexcept { return queue_.size(); }
 
@@ -56,6 +58,7 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   std::size_t in_pos_ = 0;
   std::deque<Bytes> queue_;
   bool writing_ = false;
+  bool close_when_flushed_ = false;
   bool closed_ = false;
 };
 
