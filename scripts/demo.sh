@@ -23,7 +23,7 @@ step "1. test PKI in $PKI"
 if [ -f "$PKI/ca.crt" ] && [ -f "$PKI/client1.key" ]; then
   echo "(already there: $(ls "$PKI" | tr '\n' ' '))"
 else
-  "$BIN/pqot" pki init --dir "$PKI" --clients 2
+  "$BIN/pqot" pki init --dir "$PKI" --clients 2 --client-role 2=operator
 fi
 
 step "2. srmcpd on the example plant ($CONFIG)"

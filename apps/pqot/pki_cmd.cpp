@@ -21,6 +21,7 @@ struct InitArgs {
   std::string key_type = "ecdsa";
   int days = 825;
   bool force = false;
+  std::vector<std::string> client_roles;  // "N=ROLE"
 };
 
 std::string join(const std::vector<std::string>& items, const char* separator) {
@@ -49,6 +50,18 @@ void run_init(const InitArgs& args) {
   options.clients = args.clients;
   options.days = args.days;
   options.overwrite = args.force;
+  for (const auto& spec : args.client_roles) {
+    const auto eq = spec.find('=');
+    int client = 0;
+    try {
+      client = eq == std::string::npos ? 0 : std::stoi(spec.substr(0, eq));
+    } catch (const std::exception&) {
+    }
+    if (client < 1 || eq + 1 >= spec.size()) {
+      throw UsageError("--client-role expects N=ROLE (e.g. 2=operator), got '" + spec + "'");
+    }
+    options.client_roles[client].push_back(spec.substr(eq + 1));
+  }
   try {
     options.key_type = crypto::parse_pki_key_type(args.key_type);
     if (!args.force) {
@@ -98,6 +111,9 @@ void add_pki_commands(CLI::App& app) {
                    "Number of client certificates (CN client1..clientN)")
       ->check(CLI::Range(0, crypto::PkiOptions::kMaxClients))
       ->capture_default_str();
+  init->add_option("--client-role", args->client_roles,
+                   "Give client N a role (an OU in its subject), as N=ROLE; repeatable")
+      ->allow_extra_args(false);
   init->add_option("--key-type", args->key_type, "Key type: ecdsa (P-256) or rsa (3072 bits)")
       ->check(CLI::IsMember({"ecdsa", "rsa"}))
       ->capture_default_str();

@@ -213,6 +213,7 @@ enum class Role { ca, server, client };
 struct CertSpec {
   Role role = Role::ca;
   std::string common_name;
+  std::vector<std::string> org_units;  // client roles
   std::vector<San> sans;
   int days = 0;
   PkiKeyType key_type = PkiKeyType::ecdsa_p256;
@@ -284,6 +285,11 @@ X509Ptr make_certificate(const CertSpec& spec, EVP_PKEY* key, X509* issuer, EVP_
                                    reinterpret_cast<const unsigned char*>(spec.common_name.c_str()),
                                    -1, -1, 0) == 1,
         "setting CN '" + spec.common_name + "'");
+  for (const auto& ou : spec.org_units) {
+    check(X509_NAME_add_entry_by_txt(subject, "OU", MBSTRING_UTF8,
+                                     reinterpret_cast<const unsigned char*>(ou.c_str()), -1, -1, 0) == 1,
+          "setting OU '" + ou + "'");
+  }
   check(X509_set_issuer_name(cert.get(), issuer ? X509_get_subject_name(issuer) : subject) == 1,
         "X509_set_issuer_name");
 
@@ -482,6 +488,18 @@ void validate(const PkiOptions& o) {
   if (o.key_type != PkiKeyType::ecdsa_p256 && o.key_type != PkiKeyType::rsa_3072) {
     throw_invalid("unknown key type");
   }
+  for (const auto& [client, roles] : o.client_roles) {
+    if (client < 1 || client > o.clients) {
+      throw_invalid("role for client " + std::to_string(client) + ", but there are only " +
+                    std::to_string(o.clients) + " clients");
+    }
+    for (const auto& role : roles) {
+      const bool printable = std::all_of(role.begin(), role.end(), [](unsigned char c) { return c > 32 && c < 127; });
+      if (role.empty() || role.size() > 64 || !printable) {
+        throw_invalid("role '" + role + "' must be 1..64 printable characters without spaces");
+      }
+    }
+  }
 }
 
 // Every target is checked before anything is created: refuse the run as a whole, not halfway.
@@ -545,10 +563,11 @@ PkiSummary create_test_pki(const PkiOptions& options) {
   // Generate everything first: an OpenSSL failure then leaves no files behind.
   std::vector<Entity> entities;
   entities.reserve(2 + static_cast<std::size_t>(options.clients));
-  auto add = [&](std::string base, Role role, std::string cn, std::vector<San> sans, int days) {
+  auto add = [&](std::string base, Role role, std::string cn, std::vector<San> sans, int days,
+                 std::vector<std::string> org_units = {}) {
     Entity e;
     e.base = std::move(base);
-    e.spec = CertSpec{role, std::move(cn), std::move(sans), days, options.key_type};
+    e.spec = CertSpec{role, std::move(cn), std::move(org_units), std::move(sans), days, options.key_type};
     e.key = generate_key(options.key_type);
     X509* issuer = entities.empty() ? nullptr : entities.front().cert.get();
     EVP_PKEY* issuer_key = entities.empty() ? nullptr : entities.front().key.get();
@@ -564,7 +583,9 @@ PkiSummary create_test_pki(const PkiOptions& options) {
     San uri;
     uri.type = GEN_URI;
     uri.value = "urn:pqot:client:" + id;
-    add(id, Role::client, id, {uri}, options.days);
+    const auto roles = options.client_roles.find(i);
+    add(id, Role::client, id, {uri}, options.days,
+        roles == options.client_roles.end() ? std::vector<std::string>{} : roles->second);
   }
 
   PkiSummary summary;

@@ -181,3 +181,25 @@ TEST(PqotPkiCli, HelpDocumentsEveryOption) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PqotPkiCliRoles, ClientRoleBecomesAnOrganizationalUnit) {
+  char dir_template[] = "/tmp/pqot-pki-roles-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = std::string(dir_template) + "/pki";
+  auto r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir, "--clients", "2", "--client-role",
+                                              "2=operator", "--client-role", "2=maintenance"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("OU=operator"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OU=maintenance"), std::string::npos) << r.out;
+  r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir + "2", "--clients", "1", "--client-role",
+                                         "3=operator"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir + "3", "--client-role", "operator"});
+  EXPECT_EQ(r.exit_code, 2);
+  std::filesystem::remove_all(dir_template);
+}
+
+}  // namespace

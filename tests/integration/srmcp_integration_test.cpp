@@ -35,6 +35,7 @@ Pki make_pki(const std::string& name) {
   crypto::PkiOptions o;
   o.dir = p.dir;
   o.clients = 3;
+  o.client_roles[2] = {"operator"};  // client2's certificate carries OU=operator
   crypto::create_test_pki(o);
   return p;
 }
@@ -60,6 +61,7 @@ std::shared_ptr<NodeStore> make_nodes() {
   nodes->add(node("plant.recipe", ValueType::string, "A", {"*"}));
   nodes->add(node("plant.only1", ValueType::boolean, false, {"client1"}));
   nodes->add(node("plant.secret", ValueType::int64, 7, {}, {"client2"}));
+  nodes->add(node("plant.ops", ValueType::string, "idle", {"role:operator"}, {"role:operator"}));
   return nodes;
 }
 
@@ -88,6 +90,7 @@ class SrmcpEndToEnd : public ::testing::Test {
     cfg.data_port_max = 42999;
     cfg.idle_frame_deadline = std::chrono::milliseconds(500);
     cfg.key_update_messages = 16;  // small, so that tests cross several key epochs (§6)
+    cfg.max_pending_links = 12;    // small, so that the server-wide limit can be reached
     cfg.handshake_deadline = std::chrono::milliseconds(1000);
     server_ = std::make_unique<Server>(io_, cfg, make_nodes());
     server_->start();
@@ -213,6 +216,17 @@ TEST_F(SrmcpEndToEnd, PerNodeStatusCodes_S9_S11) {
   c2.connect();
   EXPECT_EQ(status_of(c2.write({{"plant.only1", false}})["values"][0]), static_cast<int>(Status::access_denied));
   EXPECT_EQ(c2.read({"plant.secret"})["values"][0]["value"], 7);
+}
+
+TEST_F(SrmcpEndToEnd, RightsByCertificateRole_S2_S9) {
+  Client operator_client(options(2, 0));  // OU=operator
+  operator_client.connect();
+  EXPECT_EQ(status_of(operator_client.write({{"plant.ops", "running"}})["values"][0]), 0);
+  EXPECT_EQ(operator_client.read({"plant.ops"})["values"][0]["value"], "running");
+  Client other(options(1, 0));
+  other.connect();
+  EXPECT_EQ(status_of(other.read({"plant.ops"})["values"][0]), static_cast<int>(Status::access_denied));
+  EXPECT_EQ(status_of(other.write({{"plant.ops", "x"}})["values"][0]), static_cast<int>(Status::access_denied));
 }
 
 TEST_F(SrmcpEndToEnd, RequestErrorsGetAReplyNotSilence_S11) {
@@ -530,6 +544,62 @@ TEST_F(SrmcpEndToEnd, TooManyPendingDataLinks_S7_S12) {
   EXPECT_EQ(ok, 8) << "max_links (8) offers, then refusals";
   EXPECT_EQ(last, Status::too_many_links);
   EXPECT_EQ(s.call(MessageType::ping, "{}")->header.status, Status::ok);
+}
+
+TEST_F(SrmcpEndToEnd, ServerWidePendingLinkLimit_S7_S12) {
+  RawSession a(server_->port(), pki_->client(1));
+  RawSession b(server_->port(), pki_->client(2));
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(a.call(MessageType::link_request, "{}")->header.status, Status::ok);
+  int ok = 0;
+  Status refused = Status::ok;
+  for (int i = 0; i < 8; ++i) {
+    const auto r = b.call(MessageType::link_request, "{}");
+    ASSERT_TRUE(r);
+    if (r->header.status == Status::ok) {
+      ++ok;
+    } else {
+      refused = r->header.status;
+    }
+  }
+  EXPECT_EQ(ok, 4) << "12 pending offers server-wide";
+  EXPECT_EQ(refused, Status::busy);
+}
+
+TEST_F(SrmcpEndToEnd, SilentClientHitsTheHandshakeDeadline_S2) {
+  // TCP only, no TLS ClientHello: the server gives up after the handshake deadline (1 s here).
+  asio::io_context io;
+  Tcp::socket s(io);
+  s.connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()));
+  const auto t0 = std::chrono::steady_clock::now();
+  std::array<char, 16> buf;
+  asio::error_code ec;
+  const std::size_t n = s.read_some(asio::buffer(buf), ec);  // blocks until the server closes
+  EXPECT_EQ(n, 0u);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
+TEST_F(SrmcpEndToEnd, AllowListRefusesOtherIdentities_S2) {
+  ServerConfig cfg;
+  cfg.listen_host = "127.0.0.1";
+  cfg.listen_port = 0;
+  const auto files = pki_->server();
+  cfg.ca_file = files.ca;
+  cfg.cert_file = files.cert;
+  cfg.key_file = files.key;
+  cfg.allow = {"client1"};
+  Server restricted(io_, cfg, make_nodes());
+  restricted.start();
+  auto o = options(1, 0);
+  o.port = restricted.port();
+  Client allowed(o);
+  allowed.connect();
+  EXPECT_EQ(allowed.read({"plant.t1"})["values"][0]["value"], 21.0);
+  RawTls raw(restricted.port(), pki_->client(2));  // CA-signed, but not on the list
+  raw.handshake();
+  EXPECT_EQ(raw.read_until_closed(std::chrono::milliseconds(2000)), 0u);
+  EXPECT_TRUE(raw.closed());
+  restricted.stop();
 }
 
 TEST_F(SrmcpEndToEnd, OversizedJsonInOneFrameIsClosed_S3_S12) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ struct PkiOptions {
   int days = 825;          ///< validity of server and client certificates, 1..kMaxDays
   int ca_days = 3650;      ///< validity of the CA; never less than `days`
   bool overwrite = false;  ///< replace existing files instead of refusing
+  /// Roles of client K (1-based): each becomes an organizationalUnitName in its subject, which
+  /// SRMCP reads as a role ("role:NAME" in node ACLs).
+  std::map<int, std::vector<std::string>> client_roles;
 };
 
 /// One file written by create_test_pki().
