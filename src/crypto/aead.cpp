@@ -1,6 +1,8 @@
 // AES-GCM (NIST SP 800-38D) over OpenSSL's EVP interface, plus the counter-nonce bookkeeping.
 #include "pqot/crypto/aead.hpp"
 
+#include "openssl_util.hpp"
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/modes.h>
@@ -18,15 +20,9 @@ namespace pqot::crypto {
 
 namespace {
 
-template <auto Free>
-struct Deleter {
-  template <class T>
-  void operator()(T* p) const noexcept {
-    Free(p);
-  }
-};
-using CipherCtx = std::unique_ptr<EVP_CIPHER_CTX, Deleter<EVP_CIPHER_CTX_free>>;
-using Gcm128Ctx = std::unique_ptr<GCM128_CONTEXT, Deleter<CRYPTO_gcm128_release>>;
+using CipherCtx = ossl::Ptr<EVP_CIPHER_CTX, EVP_CIPHER_CTX_free>;
+using Gcm128Ctx = ossl::Ptr<GCM128_CONTEXT, CRYPTO_gcm128_release>;
+using ossl::throw_error;
 
 // OpenSSL 3.0's provider GCM refuses IVs longer than this (GCM_IV_MAX_SIZE); see LongIvGcm.
 constexpr std::size_t kEvpMaxIv = 128;
@@ -35,26 +31,16 @@ constexpr std::uint64_t kMaxMessage = (std::uint64_t{1} << 36) - 32;
 // EVP takes int lengths: feed long inputs in pieces well below INT_MAX.
 constexpr std::size_t kChunk = std::size_t{1} << 30;
 
-[[noreturn]] void throw_openssl(const char* what) {
-  std::string msg = std::string("OpenSSL: ") + what;
-  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    msg += std::string(" (") + buf + ")";
-  }
-  ERR_clear_error();
-  throw Error(ErrorCode::internal, msg);
-}
 
 void check(int rc, const char* what) {
-  if (rc != 1) throw_openssl(what);
+  if (rc != 1) throw_error(what);
 }
 
 // Fetched once: a fetch per call costs a provider lookup under a lock. A failed fetch throws, so
 // the function-local static stays uninitialised and the next call tries again.
 const EVP_CIPHER* fetch_cipher(const char* name) {
   const EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, name, nullptr);
-  if (c == nullptr) throw_openssl(name);
+  if (c == nullptr) throw_error(name);
   return c;
 }
 
@@ -97,7 +83,7 @@ const EVP_CIPHER* aes_ecb(std::size_t key_size) {
 
 CipherCtx new_ctx() {
   CipherCtx ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) throw_openssl("EVP_CIPHER_CTX_new");
+  if (!ctx) throw_error("EVP_CIPHER_CTX_new");
   return ctx;
 }
 
@@ -114,7 +100,7 @@ void update(EVP_CIPHER_CTX* ctx, ByteView in, std::uint8_t* out) {
     check(EVP_CipherUpdate(ctx, out == nullptr ? nullptr : out + done, &written, in.data() + done,
                            static_cast<int>(n)),
           "EVP_CipherUpdate");
-    if (out != nullptr && static_cast<std::size_t>(written) != n) throw_openssl("GCM short write");
+    if (out != nullptr && static_cast<std::size_t>(written) != n) throw_error("GCM short write");
     done += n;
   }
 }
@@ -193,25 +179,25 @@ class LongIvGcm {
           "EVP_EncryptInit_ex2");
     check(EVP_CIPHER_CTX_set_padding(ecb_ctx_.get(), 0), "EVP_CIPHER_CTX_set_padding");
     gcm_.reset(CRYPTO_gcm128_new(&block_, ecb_block));
-    if (!gcm_) throw_openssl("CRYPTO_gcm128_new");
+    if (!gcm_) throw_error("CRYPTO_gcm128_new");
     CRYPTO_gcm128_setiv(gcm_.get(), iv.data(), iv.size());
     verify_blocks();
   }
 
   void aad(ByteView aad) {
     if (!aad.empty() && CRYPTO_gcm128_aad(gcm_.get(), aad.data(), aad.size()) != 0) {
-      throw_openssl("CRYPTO_gcm128_aad");
+      throw_error("CRYPTO_gcm128_aad");
     }
   }
   void encrypt(ByteView in, std::uint8_t* out) {
     if (!in.empty() && CRYPTO_gcm128_encrypt(gcm_.get(), in.data(), out, in.size()) != 0) {
-      throw_openssl("CRYPTO_gcm128_encrypt");
+      throw_error("CRYPTO_gcm128_encrypt");
     }
     verify_blocks();
   }
   void decrypt(ByteView in, std::uint8_t* out) {
     if (!in.empty() && CRYPTO_gcm128_decrypt(gcm_.get(), in.data(), out, in.size()) != 0) {
-      throw_openssl("CRYPTO_gcm128_decrypt");
+      throw_error("CRYPTO_gcm128_decrypt");
     }
     verify_blocks();
   }
@@ -228,7 +214,7 @@ class LongIvGcm {
 
  private:
   void verify_blocks() const {
-    if (block_.failed) throw_openssl("AES-ECB block");
+    if (block_.failed) throw_error("AES-ECB block");
   }
 
   CipherCtx ecb_ctx_;

@@ -5,18 +5,15 @@
 
 #include <memory>
 
+#include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::crypto {
 
 namespace {
 
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
-};
-struct MacCtxFree {
-  void operator()(EVP_MAC_CTX* c) const noexcept { EVP_MAC_CTX_free(c); }
-};
+using MdCtx = ossl::Ptr<EVP_MD_CTX, EVP_MD_CTX_free>;
+using MacCtx = ossl::Ptr<EVP_MAC_CTX, EVP_MAC_CTX_free>;
 
 const EVP_MD* sha256_md() {
   static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);  // fetched once, never freed
@@ -39,7 +36,7 @@ void check(int ok, const char* what) {
 Sha256Digest sha256(ByteView data) { return sha256({data}); }
 
 Sha256Digest sha256(std::initializer_list<ByteView> parts) {
-  std::unique_ptr<EVP_MD_CTX, MdCtxFree> ctx(EVP_MD_CTX_new());
+  MdCtx ctx(EVP_MD_CTX_new());
   if (!ctx) throw Error(ErrorCode::internal, "out of memory");
   check(EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr), "SHA-256 init");
   for (ByteView p : parts) check(EVP_DigestUpdate(ctx.get(), p.data(), p.size()), "SHA-256 update");
@@ -50,7 +47,7 @@ Sha256Digest sha256(std::initializer_list<ByteView> parts) {
 }
 
 Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts) {
-  std::unique_ptr<EVP_MAC_CTX, MacCtxFree> ctx(EVP_MAC_CTX_new(hmac_mac()));
+  MacCtx ctx(EVP_MAC_CTX_new(hmac_mac()));
   if (!ctx) throw Error(ErrorCode::internal, "out of memory");
   char digest[] = "SHA256";
   const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),

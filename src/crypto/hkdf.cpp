@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::crypto {
@@ -17,27 +18,15 @@ namespace {
 
 constexpr std::size_t kSha256Size = 32;
 
-struct KdfCtxFree {
-  void operator()(EVP_KDF_CTX* p) const noexcept { EVP_KDF_CTX_free(p); }
-};
-using KdfCtx = std::unique_ptr<EVP_KDF_CTX, KdfCtxFree>;
+using KdfCtx = ossl::Ptr<EVP_KDF_CTX, EVP_KDF_CTX_free>;
+using ossl::throw_error;
 
-[[noreturn]] void throw_openssl(const char* what) {
-  std::string msg = std::string("OpenSSL: ") + what;
-  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    msg += std::string(" (") + buf + ")";
-  }
-  ERR_clear_error();
-  throw Error(ErrorCode::internal, msg);
-}
 
 // Fetched once: a fetch per call costs a provider lookup under a lock.
 // A failed fetch throws, so the static stays uninitialised and the next call tries again.
 EVP_KDF* fetch_hkdf() {
   EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  if (kdf == nullptr) throw_openssl("EVP_KDF_fetch(HKDF)");
+  if (kdf == nullptr) throw_error("EVP_KDF_fetch(HKDF)");
   return kdf;
 }
 
@@ -66,7 +55,7 @@ void check_length(std::size_t length) {
 // the extract modes, info only by the expand modes.
 SecretBytes derive(int mode, ByteView key, ByteView salt, ByteView info, std::size_t length) {
   KdfCtx ctx(EVP_KDF_CTX_new(hkdf()));
-  if (!ctx) throw_openssl("EVP_KDF_CTX_new");
+  if (!ctx) throw_error("EVP_KDF_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[6];
   std::size_t n = 0;
@@ -80,7 +69,7 @@ SecretBytes derive(int mode, ByteView key, ByteView salt, ByteView info, std::si
 
   SecretBytes out(length);  // wipes itself on every path
   if (EVP_KDF_derive(ctx.get(), out.data(), out.size(), params) != 1) {
-    throw_openssl("EVP_KDF_derive(HKDF)");
+    throw_error("EVP_KDF_derive(HKDF)");
   }
   return out;
 }

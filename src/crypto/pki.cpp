@@ -23,6 +23,7 @@
 #include <system_error>
 #include <utility>
 
+#include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/random.hpp"
 
@@ -32,13 +33,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-template <auto Free>
-struct Deleter {
-  template <class T>
-  void operator()(T* p) const noexcept {
-    Free(p);
-  }
-};
+using ossl::Deleter;
+using ossl::throw_error;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
 using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
@@ -54,21 +50,9 @@ constexpr long kBackdateSeconds = 300;      // tolerate small clock differences 
 
 // --- errors --------------------------------------------------------------------------------
 
-[[noreturn]] void throw_openssl(const std::string& what) {
-  std::string message = what + " failed";
-  const char* separator = ": ";
-  while (const unsigned long code = ERR_get_error()) {
-    std::array<char, 256> text{};
-    ERR_error_string_n(code, text.data(), text.size());
-    message += separator;
-    message += text.data();
-    separator = "; ";
-  }
-  throw Error(ErrorCode::internal, message);
-}
 
 void check(bool ok, const std::string& what) {
-  if (!ok) throw_openssl(what);
+  if (!ok) throw_error(what);
 }
 
 [[noreturn]] void throw_invalid(const std::string& message) {
@@ -440,7 +424,7 @@ void write_pem(const fs::path& path, unsigned mode, bool overwrite, Rollback& ro
         throw Error(ErrorCode::internal,
                     "writing '" + path.string() + "' failed: " + os_message(err));
       }
-      throw_openssl("writing '" + path.string() + "'");
+      throw_error("writing '" + path.string() + "'");
     }
   }
   if (::close(file.release()) != 0) {

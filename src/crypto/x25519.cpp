@@ -8,31 +8,17 @@
 #include <memory>
 #include <string>
 
+#include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::crypto {
 
 namespace {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
-};
-struct PkeyCtxFree {
-  void operator()(EVP_PKEY_CTX* p) const noexcept { EVP_PKEY_CTX_free(p); }
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using PkeyCtx = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree>;
+using Pkey = ossl::Ptr<EVP_PKEY, EVP_PKEY_free>;
+using PkeyCtx = ossl::Ptr<EVP_PKEY_CTX, EVP_PKEY_CTX_free>;
+using ossl::throw_error;
 
-[[noreturn]] void throw_openssl(const char* what) {
-  std::string msg = std::string("OpenSSL: ") + what;
-  if (const unsigned long e = ERR_peek_last_error(); e != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    msg += std::string(" (") + buf + ")";
-  }
-  ERR_clear_error();
-  throw Error(ErrorCode::internal, msg);
-}
 
 void check_size(ByteView v, const char* what) {
   if (v.size() != kX25519Size) {
@@ -45,7 +31,7 @@ void check_size(ByteView v, const char* what) {
 // OpenSSL copies the scalar into its own key object and cleanses it in EVP_PKEY_free.
 Pkey private_key(ByteView key) {
   Pkey p(EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, nullptr, key.data(), key.size()));
-  if (!p) throw_openssl("EVP_PKEY_new_raw_private_key");
+  if (!p) throw_error("EVP_PKEY_new_raw_private_key");
   return p;
 }
 
@@ -57,7 +43,7 @@ X25519Public x25519_public_key(ByteView private_key_bytes) {
   X25519Public out{};
   std::size_t len = out.size();
   if (EVP_PKEY_get_raw_public_key(key.get(), out.data(), &len) != 1 || len != out.size()) {
-    throw_openssl("EVP_PKEY_get_raw_public_key");
+    throw_error("EVP_PKEY_get_raw_public_key");
   }
   return out;
 }
@@ -68,12 +54,12 @@ std::optional<Secret<kX25519Size>> x25519(ByteView private_key_bytes, ByteView p
   const Pkey key = private_key(private_key_bytes);
   const Pkey peer(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer_public.data(),
                                               peer_public.size()));
-  if (!peer) throw_openssl("EVP_PKEY_new_raw_public_key");
+  if (!peer) throw_error("EVP_PKEY_new_raw_public_key");
   const PkeyCtx ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key.get(), nullptr));
-  if (!ctx) throw_openssl("EVP_PKEY_CTX_new_from_pkey");
-  if (EVP_PKEY_derive_init(ctx.get()) != 1) throw_openssl("EVP_PKEY_derive_init");
+  if (!ctx) throw_error("EVP_PKEY_CTX_new_from_pkey");
+  if (EVP_PKEY_derive_init(ctx.get()) != 1) throw_error("EVP_PKEY_derive_init");
   if (EVP_PKEY_derive_set_peer(ctx.get(), peer.get()) != 1) {
-    throw_openssl("EVP_PKEY_derive_set_peer");
+    throw_error("EVP_PKEY_derive_set_peer");
   }
 
   std::optional<Secret<kX25519Size>> shared(std::in_place);  // wiped by Secret's destructor
@@ -84,7 +70,7 @@ std::optional<Secret<kX25519Size>> x25519(ByteView private_key_bytes, ByteView p
     const unsigned long e = ERR_peek_last_error();
     const bool all_zero =
         ERR_GET_LIB(e) == ERR_LIB_PROV && ERR_GET_REASON(e) == PROV_R_FAILED_DURING_DERIVATION;
-    if (!all_zero) throw_openssl("EVP_PKEY_derive");
+    if (!all_zero) throw_error("EVP_PKEY_derive");
     ERR_clear_error();
     return std::nullopt;
   }
