@@ -29,7 +29,7 @@ struct Options {
   std::vector<std::string> assignments;
   unsigned count = 1;
   unsigned interval_ms = 0;
-  unsigned rotate_ms = 0;
+  unsigned rotate_ms = 60000;
 };
 
 double ms_since(Clock::time_point t0) {

@@ -43,6 +43,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::unique_ptr<asio::io_context> own_io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
+  std::future<void> thread_done;
+  std::shared_ptr<asio::steady_timer> rotation_timer;
 
   awaitable<std::shared_ptr<FramedStream>> open_tls(std::uint16_t port);
   awaitable<void> handshake(std::shared_ptr<Link> link0);
@@ -175,11 +177,12 @@ awaitable<void> Client::Impl::open_data_link() {
 // closes it, and its read loop here detaches it after reading whatever was still in flight.
 awaitable<void> Client::Impl::rotate_links() {
   auto self = shared_from_this();
-  asio::steady_timer timer(strand);
+  rotation_timer = std::make_shared<asio::steady_timer>(strand);
+  auto timer = rotation_timer;
   while (!closed) {
-    timer.expires_after(options.rotate_interval);
+    timer->expires_after(options.rotate_interval);
     asio::error_code ec;
-    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    co_await timer->async_wait(asio::redirect_error(use_awaitable, ec));
     if (closed) break;
     std::shared_ptr<Link> oldest;
     for (const auto& [id, link] : endpoint->links()) {
@@ -295,6 +298,7 @@ awaitable<Response> Client::Impl::request(MessageType type, const Json& body) {
 void Client::Impl::shutdown() {
   if (closed) return;
   closed = true;
+  if (rotation_timer) rotation_timer->cancel();
   if (endpoint) endpoint->close_all();
   for (auto& [tid, p] : pending) p->timer.cancel();
 }
@@ -306,7 +310,12 @@ Client::Client(ClientOptions options) {
   impl_ = std::make_shared<Impl>(*io, std::move(options));
   impl_->own_io = std::move(io);
   impl_->work.emplace(impl_->own_io->get_executor());
-  impl_->thread = std::thread([io = impl_->own_io.get()] { io->run(); });
+  std::promise<void> done;
+  impl_->thread_done = done.get_future();
+  impl_->thread = std::thread([io = impl_->own_io.get(), done = std::move(done)]() mutable {
+    io->run();
+    done.set_value();
+  });
 }
 
 Client::Client(asio::io_context& io, ClientOptions options) : impl_(std::make_shared<Impl>(io, std::move(options))) {}
@@ -314,8 +323,10 @@ Client::Client(asio::io_context& io, ClientOptions options) : impl_(std::make_sh
 Client::~Client() {
   if (impl_->own_io) {
     asio::post(impl_->strand, [impl = impl_] { impl->shutdown(); });
+    // Let the closed sockets and cancelled timers finish their coroutines (they hold the Impl),
+    // so that nothing is left behind; stop hard only if that takes unreasonably long.
     impl_->work.reset();
-    impl_->own_io->stop();
+    if (impl_->thread_done.wait_for(std::chrono::seconds(2)) != std::future_status::ready) impl_->own_io->stop();
     if (impl_->thread.joinable()) impl_->thread.join();
   }
 }

@@ -32,7 +32,7 @@ struct ClientOptions {
   unsigned links = 3;                              ///< data links to keep (§7)
   std::chrono::milliseconds deadline{1000};        ///< per transaction (§8.1)
   std::chrono::milliseconds connect_timeout{5000}; ///< TCP + TLS + handshake
-  std::chrono::milliseconds rotate_interval{0};    ///< link rotation period, 0 = never (§7)
+  std::chrono::milliseconds rotate_interval{60000};  ///< link rotation period, 0 = never (§7)
   Limits limits;
 };
 
