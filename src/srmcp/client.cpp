@@ -16,6 +16,10 @@ using asio::awaitable;
 using asio::use_awaitable;
 
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
+  // The client's own io_context in blocking mode. First member, hence destroyed last: the sockets
+  // and timers of the other members belong to it.
+  std::unique_ptr<asio::io_context> own_io;
+
   Impl(asio::io_context& io_, ClientOptions options_)
       : io(io_), strand(asio::make_strand(io_)), options(std::move(options_)) {}
 
@@ -39,8 +43,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   bool connected = false;
   bool closed = false;
 
-  // Blocking mode only.
-  std::unique_ptr<asio::io_context> own_io;
+  // Blocking mode only (own_io is declared first, below, so that it is destroyed last).
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::thread thread;
   std::future<void> thread_done;

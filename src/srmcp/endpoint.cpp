@@ -146,22 +146,5 @@ void Endpoint::close_all() noexcept {
   for (auto& [id, link] : links_) link->stream->close();
 }
 
-nlohmann::json parse_json_body(ByteView body, const Limits& limits, std::uint32_t tid) {
-  if (body.size() > limits.max_message) {
-    throw ProtocolError(Action::reply, Status::too_large, "body too large", tid);
-  }
-  const auto max_depth = static_cast<int>(limits.max_json_depth);
-  try {
-    return nlohmann::json::parse(body.begin(), body.end(),
-                                 [max_depth](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
-                                   if (depth > max_depth) throw std::length_error("JSON nested too deeply");
-                                   return true;
-                                 });
-  } catch (const nlohmann::json::exception& e) {
-    throw ProtocolError(Action::reply, Status::bad_request, std::string("malformed JSON: ") + e.what(), tid);
-  } catch (const std::length_error& e) {
-    throw ProtocolError(Action::reply, Status::bad_request, e.what(), tid);
-  }
-}
 
 }  // namespace pqot::srmcp

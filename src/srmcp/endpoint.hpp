@@ -10,6 +10,7 @@
 
 #include "pqot/srmcp/framed_stream.hpp"
 #include "pqot/srmcp/reassembly.hpp"
+#include "pqot/srmcp/requests.hpp"
 #include "pqot/srmcp/session_crypto.hpp"
 
 namespace pqot::srmcp {
@@ -78,9 +79,6 @@ class Endpoint {
   std::mt19937_64 rng_;
 };
 
-/// Parses a JSON body with the depth and size limits of §12; throws ProtocolError{reply,
-/// BAD_REQUEST} naming the problem.
-nlohmann::json parse_json_body(ByteView body, const Limits& limits, std::uint32_t tid);
 std::uint32_t unix_time_s();
 
 }  // namespace pqot::srmcp

@@ -109,7 +109,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   Json open_link_offer(std::uint32_t tid);
   awaitable<void> serve_offer(std::shared_ptr<Tcp::acceptor> acceptor, std::uint16_t port, std::uint32_t link_id,
                               Bytes token);
-  Json subscribe(const Json& body);
+  Json subscribe(const SubscribeRequest& request);
   awaitable<void> run_subscription(std::uint64_t id);
   void close();
 
@@ -345,58 +345,25 @@ void ServerSession::handle(Link& link, Message m) {
   }
 }
 
-namespace {
-void require(bool ok, const std::string& what, std::uint32_t tid, Status status = Status::bad_request) {
-  if (!ok) throw ProtocolError(Action::reply, status, what, tid);
-}
-}  // namespace
-
 Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
   const Limits& limits = endpoint_->limits();
   auto& nodes = *server_->nodes;
   switch (h.type) {
     case MessageType::browse: {
-      const std::string root = body.value("root", std::string());
-      const int depth = body.value("depth", -1);
-      return nodes.browse(root, depth, principal_);
+      const auto r = decode_browse(body, h.tid);
+      return nodes.browse(r.root, r.depth, principal_);
     }
-    case MessageType::read: {
-      require(body.contains("ids") && body["ids"].is_array(), "READ needs \"ids\": [...]", h.tid);
-      const auto& ids = body["ids"];
-      require(!ids.empty(), "READ needs at least one id", h.tid);
-      require(ids.size() <= limits.max_nodes_per_request,
-              "READ of " + std::to_string(ids.size()) + " nodes exceeds the limit of " +
-                  std::to_string(limits.max_nodes_per_request),
-              h.tid, Status::too_large);
-      std::vector<std::string> list;
-      list.reserve(ids.size());
-      for (const auto& id : ids) {
-        require(id.is_string(), "ids must be strings", h.tid);
-        list.push_back(id.get<std::string>());
-      }
-      return nodes.read(list, principal_);
-    }
-    case MessageType::write: {
-      require(body.contains("values") && body["values"].is_array(), "WRITE needs \"values\": [...]", h.tid);
-      const auto& values = body["values"];
-      require(!values.empty(), "WRITE needs at least one value", h.tid);
-      require(values.size() <= limits.max_nodes_per_request, "WRITE exceeds the node limit", h.tid,
-              Status::too_large);
-      std::vector<std::pair<std::string, Json>> list;
-      for (const auto& v : values) {
-        require(v.is_object() && v.contains("id") && v["id"].is_string() && v.contains("value"),
-                "each write needs \"id\" and \"value\"", h.tid);
-        list.emplace_back(v["id"].get<std::string>(), v["value"]);
-      }
-      return nodes.write(list, principal_);
-    }
+    case MessageType::read:
+      return nodes.read(decode_read(body, limits, h.tid).ids, principal_);
+    case MessageType::write:
+      return nodes.write(decode_write(body, limits, h.tid).values, principal_);
     case MessageType::subscribe:
-      return subscribe(body);
+      return subscribe(decode_subscribe(body, limits, h.tid));
     case MessageType::unsubscribe: {
-      require(body.contains("subscription") && body["subscription"].is_number_unsigned(),
-              "UNSUBSCRIBE needs \"subscription\"", h.tid);
-      auto it = subscriptions_.find(body["subscription"].get<std::uint64_t>());
-      require(it != subscriptions_.end(), "no such subscription", h.tid, Status::unknown_subscription);
+      auto it = subscriptions_.find(decode_unsubscribe(body, h.tid));
+      if (it == subscriptions_.end()) {
+        throw ProtocolError(Action::reply, Status::unknown_subscription, "no such subscription", h.tid);
+      }
       it->second.timer->cancel();
       subscriptions_.erase(it);
       return Json::object();
@@ -410,12 +377,10 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
     case MessageType::link_request:
       return open_link_offer(h.tid);
     case MessageType::link_close: {
-      require(body.contains("link_id") && body["link_id"].is_number_unsigned(), "LINK_CLOSE needs \"link_id\"",
-              h.tid);
-      const auto id = body["link_id"].get<std::uint32_t>();
-      require(id != 0 && endpoint_->link(id) != nullptr, "no such data link", h.tid);
+      const auto id = decode_link_close(body, h.tid);
+      auto link = id == 0 ? nullptr : endpoint_->link(id);
+      if (!link) throw ProtocolError(Action::reply, Status::bad_request, "no such data link", h.tid);
       // No new frames on it; close once what is queued has gone out. Its read loop then detaches it.
-      auto link = endpoint_->link(id);
       link->draining = true;
       link->stream->close_after_flush();
       return Json::object();
@@ -445,8 +410,10 @@ void ServerSession::reply(std::uint32_t tid, MessageType type, Status status, co
 
 Json ServerSession::open_link_offer(std::uint32_t tid) {
   const auto& cfg = server_->config;
-  require(endpoint_->link_count() - 1 + pending_links_ < cfg.limits.max_links,
-          "session link limit of " + std::to_string(cfg.limits.max_links) + " reached", tid, Status::too_many_links);
+  if (endpoint_->link_count() - 1 + pending_links_ >= cfg.limits.max_links) {
+    throw ProtocolError(Action::reply, Status::too_many_links,
+                        "session link limit of " + std::to_string(cfg.limits.max_links) + " reached", tid);
+  }
   if (server_->pending_offers.fetch_add(1) >= cfg.max_pending_links) {
     --server_->pending_offers;
     throw ProtocolError(Action::reply, Status::busy, "too many pending data links on this server", tid);
@@ -555,18 +522,9 @@ awaitable<void> ServerSession::serve_offer(std::shared_ptr<Tcp::acceptor> accept
 
 // ---- subscriptions -------------------------------------------------------------------------------
 
-Json ServerSession::subscribe(const Json& body) {
-  if (!body.contains("ids") || !body["ids"].is_array() || body["ids"].empty()) {
-    throw ProtocolError(Action::reply, Status::bad_request, "SUBSCRIBE needs \"ids\": [...]");
-  }
-  if (body["ids"].size() > endpoint_->limits().max_nodes_per_request) {
-    throw ProtocolError(Action::reply, Status::too_large, "SUBSCRIBE exceeds the node limit");
-  }
+Json ServerSession::subscribe(const SubscribeRequest& request) {
   Subscription s;
-  for (const auto& id : body["ids"]) {
-    if (!id.is_string()) throw ProtocolError(Action::reply, Status::bad_request, "ids must be strings");
-    s.ids.push_back(id.get<std::string>());
-  }
+  s.ids = request.ids;
   // Check every id now, so a bad subscription fails at once rather than in notifications.
   const Json check = server_->nodes->read(s.ids, principal_);
   for (const auto& v : check["values"]) {
@@ -575,14 +533,10 @@ Json ServerSession::subscribe(const Json& body) {
                           "cannot subscribe to '" + v["id"].get<std::string>() + "'");
     }
   }
-  const auto interval = body.value("interval_ms", 0);
-  // "On change" (0) is sampled every 50 ms; sampling faster than 10 ms is refused.
-  if (interval != 0 && interval < 10) {
-    throw ProtocolError(Action::reply, Status::bad_request, "interval_ms must be 0 or at least 10");
-  }
-  s.interval = std::chrono::milliseconds(interval == 0 ? 50 : interval);
+  // "On change" (0) is sampled every 50 ms.
+  s.on_change = request.interval_ms == 0;
+  s.interval = std::chrono::milliseconds(s.on_change ? 50 : request.interval_ms);
   s.timer = std::make_shared<asio::steady_timer>(strand_);
-  s.on_change = interval == 0;
   const std::uint64_t id = next_subscription_++;
   subscriptions_.emplace(id, std::move(s));
   asio::co_spawn(strand_, run_subscription(id), asio::detached);
