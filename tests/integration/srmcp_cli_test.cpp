@@ -9,6 +9,7 @@
 
 #include "../cli/run_process.hpp"
 #include "pqot/crypto/pki.hpp"
+#include "raw_session.hpp"
 
 namespace {
 
@@ -34,9 +35,9 @@ class SrmcpCli : public ::testing::Test {
   }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
 
-  int start() {
+  int start(const std::string& extra = "") {
     cmd_ = bin("srmcpd") + " --config " + kPlant + " --listen 127.0.0.1:0 --ca " + file("ca.crt") + " --cert " +
-           file("server.crt") + " --key " + file("server.key");
+           file("server.crt") + " --key " + file("server.key") + extra;
     server_ = ::popen(("exec " + cmd_ + " 2>&1").c_str(), "r");
     char line[512];
     while (server_ && std::fgets(line, sizeof(line), server_)) {
@@ -50,7 +51,7 @@ class SrmcpCli : public ::testing::Test {
     std::system(("pkill -TERM -f '^" + cmd_ + "'").c_str());
     char line[512];
     while (std::fgets(line, sizeof(line), server_)) {
-      // drain the log until srmcpd exits, so it never writes into a closed pipe
+      log_ += line;  // drain the log until srmcpd exits, so it never writes into a closed pipe
     }
     const int rc = ::pclose(server_);
     server_ = nullptr;
@@ -65,6 +66,7 @@ class SrmcpCli : public ::testing::Test {
 
   fs::path dir_;
   std::string cmd_;
+  std::string log_;
   FILE* server_ = nullptr;
 };
 
@@ -105,6 +107,27 @@ TEST_F(SrmcpCli, ClientAgainstARunningDaemon) {
   EXPECT_NE(r.out.find("plant"), std::string::npos);
 
   EXPECT_EQ(stop(), 0) << "SIGTERM shuts srmcpd down cleanly";
+}
+
+TEST_F(SrmcpCli, LogsNeverContainSecrets) {
+  const int port = start(" --log-level trace");
+  ASSERT_GT(port, 0);
+  std::string token;
+  {
+    pqot::srmcp::test::RawSession s(static_cast<std::uint16_t>(port),
+                                    {file("ca.crt"), file("client1.crt"), file("client1.key")});
+    const auto offer = s.call(pqot::srmcp::MessageType::link_request, "{}");
+    ASSERT_TRUE(offer);
+    token = offer->body["token"].get<std::string>();
+    // A failed bind and a protocol violation make the server log about this very link.
+    s.bind_link({file("ca.crt"), file("client2.crt"), file("client2.key")}, offer->body["port"].get<std::uint16_t>(),
+                offer->body["link_id"].get<std::uint32_t>(), pqot::crypto::from_hex(token), s.session_id());
+    s.send(pqot::srmcp::Bytes(64, 0x41));
+  }
+  ASSERT_EQ(stop(), 0);
+  ASSERT_NE(log_.find("refused"), std::string::npos) << "the failed bind is logged:\n" << log_;
+  EXPECT_EQ(log_.find(token), std::string::npos) << "the one-time token appears in the log";
+  EXPECT_EQ(log_.find(token.substr(0, 16)), std::string::npos);
 }
 
 TEST_F(SrmcpCli, ClientUsageAndConnectionErrors) {
