@@ -37,25 +37,27 @@ Pkey private_key(ByteView key) {
 
 }  // namespace
 
-X25519Public x25519_public_key(ByteView private_key_bytes) {
+struct X25519PrivateKey::Impl {
+  Pkey key;
+};
+
+X25519PrivateKey::X25519PrivateKey(ByteView private_key_bytes) {
   check_size(private_key_bytes, "private key");
-  const Pkey key = private_key(private_key_bytes);
-  X25519Public out{};
-  std::size_t len = out.size();
-  if (EVP_PKEY_get_raw_public_key(key.get(), out.data(), &len) != 1 || len != out.size()) {
+  impl_ = std::make_unique<Impl>(Impl{private_key(private_key_bytes)});
+  std::size_t len = public_.size();
+  if (EVP_PKEY_get_raw_public_key(impl_->key.get(), public_.data(), &len) != 1 || len != public_.size()) {
     throw_error("EVP_PKEY_get_raw_public_key");
   }
-  return out;
 }
 
-std::optional<Secret<kX25519Size>> x25519(ByteView private_key_bytes, ByteView peer_public) {
-  check_size(private_key_bytes, "private key");
+X25519PrivateKey::~X25519PrivateKey() = default;
+
+std::optional<Secret<kX25519Size>> X25519PrivateKey::shared_secret(ByteView peer_public) const {
   check_size(peer_public, "public key");
-  const Pkey key = private_key(private_key_bytes);
   const Pkey peer(EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, nullptr, peer_public.data(),
                                               peer_public.size()));
   if (!peer) throw_error("EVP_PKEY_new_raw_public_key");
-  const PkeyCtx ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key.get(), nullptr));
+  const PkeyCtx ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, impl_->key.get(), nullptr));
   if (!ctx) throw_error("EVP_PKEY_CTX_new_from_pkey");
   if (EVP_PKEY_derive_init(ctx.get()) != 1) throw_error("EVP_PKEY_derive_init");
   if (EVP_PKEY_derive_set_peer(ctx.get(), peer.get()) != 1) {
@@ -76,6 +78,15 @@ std::optional<Secret<kX25519Size>> x25519(ByteView private_key_bytes, ByteView p
   }
   if (len != kX25519Size) throw Error(ErrorCode::internal, "X25519 secret has the wrong size");
   return shared;
+}
+
+X25519Public x25519_public_key(ByteView private_key_bytes) {
+  return X25519PrivateKey(private_key_bytes).public_key();
+}
+
+std::optional<Secret<kX25519Size>> x25519(ByteView private_key_bytes, ByteView peer_public) {
+  check_size(peer_public, "public key");  // before the private key, as callers expect either error
+  return X25519PrivateKey(private_key_bytes).shared_secret(peer_public);
 }
 
 }  // namespace pqot::crypto

@@ -7,6 +7,7 @@
 #include "pqot/crypto/xwing.hpp"
 
 #include <array>
+#include <memory>
 #include <cstring>
 #include <string>
 
@@ -38,8 +39,7 @@ void require_size(ByteView data, std::size_t expected, const char* what) {
 
 struct Expanded {
   KemKeyPair ml_kem;
-  Secret<32> sk_x;
-  X25519Public pk_x;
+  std::unique_ptr<X25519PrivateKey> x;
 };
 
 Expanded expand_decapsulation_key(ByteView sk) {
@@ -47,15 +47,14 @@ Expanded expand_decapsulation_key(ByteView sk) {
   shake256(sk, expanded.span());
   Expanded e;
   e.ml_kem = ml_kem_768().keygen_internal({expanded.data(), 32}, {expanded.data() + 32, 32});
-  std::memcpy(e.sk_x.data(), expanded.data() + 64, 32);
-  e.pk_x = x25519_public_key(e.sk_x.span());
+  e.x = std::make_unique<X25519PrivateKey>(ByteView(expanded.data() + 64, 32));
   return e;
 }
 
 // X25519 gives no output for a low-order point; X-Wing takes the mathematical result, which is
 // then all zero (the draft does not reject it: the ML-KEM half still protects the secret).
-Secret<32> x25519_or_zero(ByteView sk, ByteView pk) {
-  auto ss = x25519(sk, pk);
+Secret<32> x25519_or_zero(const X25519PrivateKey& sk, ByteView pk) {
+  auto ss = sk.shared_secret(pk);
   return ss ? *ss : Secret<32>{};
 }
 
@@ -80,7 +79,7 @@ KemKeyPair XWing::generate_keypair(ByteView seed) const {
   const Expanded e = expand_decapsulation_key(seed);
   KemKeyPair kp;
   kp.public_key = e.ml_kem.public_key;
-  kp.public_key.insert(kp.public_key.end(), e.pk_x.begin(), e.pk_x.end());
+  kp.public_key.insert(kp.public_key.end(), e.x->public_key().begin(), e.x->public_key().end());
   kp.secret_key.assign(seed.begin(), seed.end());
   return kp;
 }
@@ -95,10 +94,10 @@ KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
   require_size(seed, encaps_seed_size(), "seed (m || ek_X)");
   const ByteView pk_m = public_key.first(kMlKemPk);
   const ByteView pk_x = public_key.subspan(kMlKemPk);
-  const ByteView ek_x = seed.subspan(32);
+  const X25519PrivateKey ek_x(seed.subspan(32));
 
   KemEncapsulation m = ml_kem_768().encaps_internal(pk_m, seed.first(32));
-  const X25519Public ct_x = x25519_public_key(ek_x);
+  const X25519Public& ct_x = ek_x.public_key();
   const Secret<32> ss_x = x25519_or_zero(ek_x, pk_x);
 
   KemEncapsulation out;
@@ -116,8 +115,8 @@ SecretBytes XWing::decapsulate(ByteView secret_key, ByteView ciphertext) const {
   const ByteView ct_x = ciphertext.subspan(kMlKemCt);
   // The expanded dk is well-formed by construction, so no hash check is needed.
   const SecretBytes ss_m = ml_kem_768().decaps_internal(e.ml_kem.secret_key, ct_m);
-  const Secret<32> ss_x = x25519_or_zero(e.sk_x.span(), ct_x);
-  return combine(ss_m, ss_x, ct_x, e.pk_x);
+  const Secret<32> ss_x = x25519_or_zero(*e.x, ct_x);
+  return combine(ss_m, ss_x, ct_x, e.x->public_key());
 }
 
 }  // namespace pqot::crypto
