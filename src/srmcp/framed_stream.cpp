@@ -62,46 +62,37 @@ void FramedStream::close_after_flush() noexcept {
 }
 
 asio::awaitable<void> FramedStream::fill(std::size_t n) {
-  while (in_.size() - in_pos_ < n) {
-    if (in_pos_ > 0) {  // compact before growing
-      in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
-      in_pos_ = 0;
+  while (in_end_ - in_begin_ < n) {
+    if (in_.size() - in_begin_ < n || in_end_ == in_.size()) {
+      // Move what is unread to the front; grow only if the frame needs more room.
+      if (in_end_ > in_begin_) std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+      in_end_ -= in_begin_;
+      in_begin_ = 0;
+      if (in_.size() < std::max(n, kReadChunk)) in_.resize(std::max(n, kReadChunk));
     }
-    const std::size_t old = in_.size();
-    in_.resize(old + std::max(kReadChunk, n - old));
-    std::size_t got = 0;
-    try {
-      got = co_await stream_.async_read_some(asio::buffer(in_.data() + old, in_.size() - old),
-                                             asio::use_awaitable);
-    } catch (...) {
-      in_.resize(old);
-      throw;
-    }
-    in_.resize(old + got);
+    in_end_ += co_await stream_.async_read_some(asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
+                                                asio::use_awaitable);
   }
 }
 
 asio::awaitable<RawFrame> FramedStream::read_frame() {
   // No deadline while the link is idle; once a frame has started it must finish in time (§12).
-  if (in_.size() == in_pos_) co_await fill(1);
+  if (in_end_ == in_begin_) co_await fill(1);
   arm(frame_deadline_);
   co_await fill(kPreHeaderSize);
   RawFrame f;
   const auto pre = parse_pre_header(
-      std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_pos_, kPreHeaderSize), limits_);
+      std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_begin_, kPreHeaderSize), limits_);
   co_await fill(kPreHeaderSize + kFrameHeaderSize);
-  std::memcpy(f.aad.data(), in_.data() + in_pos_, f.aad.size());
+  std::memcpy(f.aad.data(), in_.data() + in_begin_, f.aad.size());
   f.header = parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize>(f.aad.data() + kPreHeaderSize,
                                                                                 kFrameHeaderSize));
   // body_len was bounded by parse_pre_header before anything was sized from it.
   co_await fill(f.aad.size() + pre.body_len);
-  const auto* body = in_.data() + in_pos_ + f.aad.size();
+  const auto* body = in_.data() + in_begin_ + f.aad.size();
   f.body.assign(body, body + pre.body_len);
-  in_pos_ += f.aad.size() + pre.body_len;
-  if (in_pos_ == in_.size()) {
-    in_.clear();
-    in_pos_ = 0;
-  }
+  in_begin_ += f.aad.size() + pre.body_len;
+  if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
   disarm();
   co_return f;
 }

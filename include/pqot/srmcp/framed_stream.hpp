@@ -54,8 +54,11 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   Limits limits_;
   std::chrono::milliseconds frame_deadline_;
   asio::steady_timer timer_;
-  Bytes in_;               // received, not yet consumed
-  std::size_t in_pos_ = 0;
+  // Received bytes live in in_[in_begin_, in_end_). The buffer is reused, and grows (rarely) only
+  // for a frame larger than it; it is never re-zeroed per read.
+  Bytes in_;
+  std::size_t in_begin_ = 0;
+  std::size_t in_end_ = 0;
   std::deque<Bytes> queue_;
   bool writing_ = false;
   bool close_when_flushed_ = false;
