@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "../support/temp_dir.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "run_process.hpp"
 
@@ -74,17 +75,14 @@ TEST_P(KemCli, RandomKeysAndFileArguments) {
   const auto kg2 = pqot_cli({"kem", "keygen", "--alg", GetParam()});
   EXPECT_NE(fields(kg2.out)["ek"], f["ek"]) << "two random key pairs must differ";
 
-  char dir_template[] = "/tmp/pqot-kem-cli-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string ek_file = std::string(dir_template) + "/ek.hex";
+  const pqot::test::TempDir tmp("pqot-kem-cli");
+  const std::string ek_file = (tmp.path() / "ek.hex").string();
   std::ofstream(ek_file) << f["ek"] << "\n";  // trailing newline, as an editor would leave it
   const auto en = pqot_cli({"kem", "encaps", "--alg", GetParam(), "--ek", "@" + ek_file});
   ASSERT_EQ(en.exit_code, 0) << en.err;
   auto e = fields(en.out);
   const auto de = pqot_cli({"kem", "decaps", "--alg", GetParam(), "--dk", f["dk"], "--ct", e["ct"]});
   EXPECT_EQ(fields(de.out)["ss"], e["ss"]);
-  std::remove(ek_file.c_str());
-  rmdir(dir_template);
 }
 
 INSTANTIATE_TEST_SUITE_P(Algs, KemCli,

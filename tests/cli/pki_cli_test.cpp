@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../support/temp_dir.hpp"
 #include "run_process.hpp"
 
 namespace {
@@ -21,24 +22,7 @@ namespace fs = std::filesystem;
 using pqot::test::ProcessResult;
 using pqot::test::run_process;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "pqot-pki-cli-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using pqot::test::TempDir;
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;
@@ -194,9 +178,8 @@ TEST(PqotPkiCli, HelpDocumentsEveryOption) {
 namespace {
 
 TEST(PqotPkiCliRoles, ClientRoleBecomesAnOrganizationalUnit) {
-  char dir_template[] = "/tmp/pqot-pki-roles-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr);
-  const std::string dir = std::string(dir_template) + "/pki";
+  const TempDir tmp("pqot-pki-roles");
+  const std::string dir = (tmp.path() / "pki").string();
   auto r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir, "--clients", "2", "--client-role",
                                               "2=operator", "--client-role", "2=maintenance"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -208,7 +191,6 @@ TEST(PqotPkiCliRoles, ClientRoleBecomesAnOrganizationalUnit) {
   EXPECT_TRUE(r.out.empty());
   r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir + "3", "--client-role", "operator"});
   EXPECT_EQ(r.exit_code, 2);
-  std::filesystem::remove_all(dir_template);
 }
 
 }  // namespace

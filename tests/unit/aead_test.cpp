@@ -1,5 +1,6 @@
 // AES-256-GCM wrapper and counter nonces (docs/crypto.md, "Nonces"). Known-answer vectors are in
 // aead_wycheproof_test.cpp.
+#include "../support/crypto_error.hpp"
 #include "pqot/crypto/aead.hpp"
 
 #include <gtest/gtest.h>
@@ -24,17 +25,7 @@ bool all_zero(ByteView b) {
   return std::all_of(b.begin(), b.end(), [](std::uint8_t x) { return x == 0; });
 }
 
-// The code of the pqot::crypto::Error that f throws; fails the test if it throws none.
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    std::forward<F>(f)();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no pqot::crypto::Error thrown";
-  return ErrorCode::internal;
-}
+using pqot::test::code_of;
 
 const NoncePrefix kPrefix{0xd1, 0x5c, 0x00, 0x07};
 // Function-local statics: a namespace-scope initialiser that throws could not be caught.

@@ -1,5 +1,6 @@
 // HKDF-SHA-256 (RFC 5869): appendix A vectors and the output-length limits. Wycheproof vectors
 // are in hkdf_wycheproof_test.cpp.
+#include "../support/crypto_error.hpp"
 #include "pqot/crypto/hkdf.hpp"
 
 #include <gtest/gtest.h>
@@ -9,16 +10,7 @@
 namespace pqot::crypto {
 namespace {
 
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no pqot::crypto::Error thrown";
-  return ErrorCode::internal;
-}
+using pqot::test::code_of;
 
 // RFC 5869 appendix A.1 (test case 1).
 // Function-local statics: a namespace-scope initialiser that throws could not be caught.

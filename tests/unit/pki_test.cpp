@@ -1,5 +1,6 @@
 // Test PKI (docs/pki.md): files and modes, the certificate profile checked with OpenSSL's own
 // verifier, and a real TLS 1.3 mutual-auth handshake over in-memory BIO pairs.
+#include "../support/temp_dir.hpp"
 #include "pqot/crypto/pki.hpp"
 
 #include <gtest/gtest.h>
@@ -44,24 +45,7 @@ using BnPtr = std::unique_ptr<BIGNUM, Deleter<BN_free>>;
 using SslCtxPtr = std::unique_ptr<SSL_CTX, Deleter<SSL_CTX_free>>;
 using SslPtr = std::unique_ptr<SSL, Deleter<SSL_free>>;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "pqot-pki-test-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using pqot::test::TempDir;
 
 X509Ptr load_cert(const fs::path& path) {
   std::unique_ptr<BIO, Deleter<BIO_free_all>> bio(BIO_new_file(path.c_str(), "r"));

@@ -1,4 +1,5 @@
 // Secret hygiene: constant-time compare, wiping, self-wiping containers, hex.
+#include "../support/crypto_error.hpp"
 #include "pqot/crypto/secure.hpp"
 
 #include <gtest/gtest.h>
@@ -17,16 +18,7 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
   return std::all_of(p, p + n, [](std::uint8_t x) { return x == 0; });
 }
 
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no pqot::crypto::Error thrown";
-  return ErrorCode::internal;
-}
+using pqot::test::code_of;
 
 TEST(Secure, CtEqual) {
   const Bytes a = from_hex("00112233445566778899");

@@ -1,5 +1,6 @@
 // X25519 (RFC 7748): section 6.1 vectors, low-order points, sizes. Wycheproof vectors are in
 // x25519_wycheproof_test.cpp.
+#include "../support/crypto_error.hpp"
 #include "pqot/crypto/x25519.hpp"
 
 #include <gtest/gtest.h>
@@ -9,16 +10,7 @@
 namespace pqot::crypto {
 namespace {
 
-template <class F>
-ErrorCode code_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no pqot::crypto::Error thrown";
-  return ErrorCode::internal;
-}
+using pqot::test::code_of;
 
 // RFC 7748 section 6.1.
 constexpr const char* kAlicePriv =
