@@ -1,5 +1,6 @@
 #include "pqot/srmcp/framed_stream.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pqot::srmcp {
@@ -19,10 +20,22 @@ FramedStream::FramedStream(TlsStream stream, const Limits& limits, std::chrono::
 FramedStream::~FramedStream() = default;
 
 void FramedStream::arm(std::chrono::steady_clock::duration deadline) {
-  timer_.expires_after(deadline);
+  outer_deadline_ = std::chrono::steady_clock::now() + deadline;
+  reschedule();
 }
 
-void FramedStream::disarm() { timer_.expires_at(std::chrono::steady_clock::time_point::max()); }
+void FramedStream::disarm() {
+  outer_deadline_ = std::chrono::steady_clock::time_point::max();
+  reschedule();
+}
+
+void FramedStream::set_frame_deadline(bool on) {
+  frame_deadline_at_ =
+      on ? std::chrono::steady_clock::now() + frame_deadline_ : std::chrono::steady_clock::time_point::max();
+  reschedule();
+}
+
+void FramedStream::reschedule() { timer_.expires_at(std::min(outer_deadline_, frame_deadline_at_)); }
 
 void FramedStream::start_watchdog() {
   asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->watchdog(); },
@@ -76,24 +89,36 @@ asio::awaitable<void> FramedStream::fill(std::size_t n) {
 }
 
 asio::awaitable<RawFrame> FramedStream::read_frame() {
-  // No deadline while the link is idle; once a frame has started it must finish in time (§12).
+  // No deadline while the link is idle; once a frame has started, waiting for the rest of it is
+  // bounded (§12). A frame that is already buffered needs no timer at all.
   if (in_end_ == in_begin_) co_await fill(1);
-  arm(frame_deadline_);
-  co_await fill(kPreHeaderSize);
+  bool waited = false;
+  auto buffered = [this](std::size_t n) { return in_end_ - in_begin_ >= n; };
+  constexpr std::size_t kAad = kPreHeaderSize + kFrameHeaderSize;
+  if (!buffered(kAad)) {
+    set_frame_deadline(true);
+    waited = true;
+    co_await fill(kPreHeaderSize);
+  }
   RawFrame f;
   const auto pre = parse_pre_header(
       std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_begin_, kPreHeaderSize), limits_);
-  co_await fill(kPreHeaderSize + kFrameHeaderSize);
+  // body_len was bounded by parse_pre_header before anything is sized from it.
+  const std::size_t total = kAad + pre.body_len;
+  if (!buffered(total)) {
+    if (!waited) set_frame_deadline(true);
+    waited = true;
+    co_await fill(kAad);
+  }
   std::memcpy(f.aad.data(), in_.data() + in_begin_, f.aad.size());
   f.header = parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize>(f.aad.data() + kPreHeaderSize,
                                                                                 kFrameHeaderSize));
-  // body_len was bounded by parse_pre_header before anything was sized from it.
-  co_await fill(f.aad.size() + pre.body_len);
-  const auto* body = in_.data() + in_begin_ + f.aad.size();
+  co_await fill(total);
+  const auto* body = in_.data() + in_begin_ + kAad;
   f.body.assign(body, body + pre.body_len);
-  in_begin_ += f.aad.size() + pre.body_len;
+  in_begin_ += total;
   if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
-  disarm();
+  if (waited) set_frame_deadline(false);
   co_return f;
 }
 

@@ -7,6 +7,7 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <chrono>
 #include <optional>
 
 #include "pqot/common/byte_io.hpp"
@@ -18,30 +19,62 @@
 
 namespace pqot::srmcp::test {
 
+/// One read from a TLS stream that gives up at `deadline` (ec = timed_out). asio's blocking reads
+/// retry with an unbounded poll, so a socket receive timeout would never fire; this runs the
+/// asynchronous read on `io` for at most the time left instead.
+inline std::size_t read_some_until(asio::io_context& io, TlsStream& stream, std::span<std::uint8_t> buf,
+                                   std::chrono::steady_clock::time_point deadline, asio::error_code& ec) {
+  std::size_t n = 0;
+  bool done = false;
+  stream.async_read_some(asio::buffer(buf.data(), buf.size()), [&](const asio::error_code& e, std::size_t k) {
+    ec = e;
+    n = k;
+    done = true;
+  });
+  io.restart();
+  io.run_until(deadline);
+  if (!done) {
+    asio::error_code ignored;
+    stream.lowest_layer().cancel(ignored);
+    io.restart();
+    io.run();  // let the cancelled read finish before `buf` goes away
+    ec = asio::error::timed_out;
+    return 0;
+  }
+  return n;
+}
+
+/// Reads exactly buf.size() bytes before the deadline; false on timeout, close or error.
+inline bool read_exactly(asio::io_context& io, TlsStream& stream, std::span<std::uint8_t> buf,
+                         std::chrono::steady_clock::time_point deadline) {
+  std::size_t got = 0;
+  while (got < buf.size()) {
+    asio::error_code ec;
+    got += read_some_until(io, stream, buf.subspan(got), deadline, ec);
+    if (ec) return false;
+  }
+  return true;
+}
+
 class RawLink {
  public:
   RawLink(std::uint16_t port, const TlsFiles& files) : ctx_(make_client_tls(files)), stream_(io_, ctx_) {
     stream_.lowest_layer().connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
     set_server_identity(stream_, "127.0.0.1");
     stream_.handshake(asio::ssl::stream_base::client);
-    set_timeout(std::chrono::milliseconds(3000));
   }
-  void set_timeout(std::chrono::milliseconds t) {
-    ::timeval tv{static_cast<long>(t.count() / 1000), static_cast<long>((t.count() % 1000) * 1000)};
-    ::setsockopt(stream_.lowest_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  }
+  /// How long read_frame() waits for a frame.
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   void send(const Bytes& b) { asio::write(stream_, asio::buffer(b)); }
   /// The next frame, or nullopt if the server closed the connection (or nothing came in time).
   std::optional<std::pair<FrameHeader, std::pair<Bytes, Bytes>>> read_frame() {
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
     Bytes aad(kPreHeaderSize + kFrameHeaderSize);
-    asio::error_code ec;
-    asio::read(stream_, asio::buffer(aad), ec);
-    if (ec) return std::nullopt;
+    if (!read_exactly(io_, stream_, aad, deadline)) return std::nullopt;
     const auto pre = parse_pre_header(std::span<const std::uint8_t, 8>(aad.data(), 8), Limits{});
     const auto header = parse_frame_header(std::span<const std::uint8_t, 32>(aad.data() + 8, 32));
     Bytes body(pre.body_len);
-    asio::read(stream_, asio::buffer(body), ec);
-    if (ec) return std::nullopt;
+    if (!read_exactly(io_, stream_, body, deadline)) return std::nullopt;
     return std::make_pair(header, std::make_pair(std::move(aad), std::move(body)));
   }
   TlsStream& tls() { return stream_; }
@@ -50,6 +83,7 @@ class RawLink {
   asio::io_context io_;
   asio::ssl::context ctx_;
   TlsStream stream_;
+  std::chrono::milliseconds timeout_{3000};
 };
 
 struct Reply {

@@ -2,11 +2,14 @@
 // PKI; bad input from raw TLS clients. Section numbers refer to docs/srmcp.md.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
 #include <thread>
 
+#include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/pki.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "pqot/srmcp/server.hpp"
@@ -286,18 +289,19 @@ class RawTls {
   void send(const Bytes& b) { asio::write(stream_, asio::buffer(b)); }
   /// Bytes the server sent before closing (reads until EOF or error, bounded by a timeout).
   std::size_t read_until_closed(std::chrono::milliseconds timeout) {
-    ::timeval tv{static_cast<long>(timeout.count() / 1000), static_cast<long>((timeout.count() % 1000) * 1000)};
-    ::setsockopt(stream_.lowest_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::size_t total = 0;
     std::array<std::uint8_t, 4096> buf;
     for (;;) {
       asio::error_code ec;
-      const std::size_t n = stream_.read_some(asio::buffer(buf), ec);
-      total += n;
+      total += test::read_some_until(io_, stream_, buf, deadline, ec);
+      if (ec == asio::error::timed_out) {
+        timed_out_ = true;
+        return total;
+      }
       if (ec) {
         closed_ = ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ||
                   ec == asio::error::connection_reset;
-        timed_out_ = ec == asio::error::would_block || ec == asio::error::try_again || ec == asio::error::timed_out;
         return total;
       }
     }
@@ -357,6 +361,21 @@ TEST_F(SrmcpEndToEnd, ClientStoppingMidFrameHitsTheDeadline_S12) {
   raw.send(frame);
   EXPECT_EQ(raw.read_until_closed(std::chrono::milliseconds(3000)), 0u);
   EXPECT_TRUE(raw.closed()) << "server must close after its frame deadline (500 ms here)";
+}
+
+TEST_F(SrmcpEndToEnd, HandshakeDeadlineCoversTheHelloRetry_S2_S4) {
+  // The client offers X-Wing first (the server prefers ML-KEM-768, so it answers HELLO_RETRY) and
+  // then says nothing: the handshake deadline (1 s here) still bounds the wait.
+  RawTls raw(server_->port(), pki_->client(1));
+  raw.handshake();
+  ClientHello hello;
+  hello.kems = {KemId::x_wing, KemId::ml_kem_768};
+  hello.kem = KemId::x_wing;
+  hello.ek = crypto::kem_by_name("X-Wing").generate_keypair().public_key;
+  raw.send(plain_frame(FrameType::client_hello, encode(hello)));
+  EXPECT_EQ(raw.read_until_closed(std::chrono::milliseconds(5000)), kPreHeaderSize + kFrameHeaderSize + 2)
+      << "exactly one HELLO_RETRY frame, then the close";
+  EXPECT_TRUE(raw.closed());
 }
 
 TEST_F(SrmcpEndToEnd, SealedFrameBeforeHelloIsWrongPhase_S1) {
@@ -572,8 +591,8 @@ TEST_F(SrmcpEndToEnd, SilentClientHitsTheHandshakeDeadline_S2) {
   Tcp::socket s(io);
   s.connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()));
   // Wait at most 10 s, so that a server that never closes fails the test instead of hanging it.
-  ::timeval tv{10, 0};
-  ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::pollfd p{s.native_handle(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 10000), 1) << "the server did not close the connection";
   std::array<char, 16> buf;
   asio::error_code ec;
   const std::size_t n = s.read_some(asio::buffer(buf), ec);

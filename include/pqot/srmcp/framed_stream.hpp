@@ -27,7 +27,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   TlsStream& tls() noexcept { return stream_; }
 
   /// Runs `deadline` from now: if it passes before disarm(), the connection is closed and pending
-  /// operations fail (handshake deadline, §2).
+  /// operations fail (handshake deadline, §2). Independent of the per-frame deadline that
+  /// read_frame() keeps while it waits for the rest of a started frame; the earlier one wins.
   void arm(std::chrono::steady_clock::duration deadline);
   void disarm();
   /// Starts the watchdog; call once after construction, from the strand.
@@ -49,11 +50,15 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   asio::awaitable<void> fill(std::size_t n);
   asio::awaitable<void> write_loop();
   asio::awaitable<void> watchdog();
+  void set_frame_deadline(bool on);
+  void reschedule();
 
   TlsStream stream_;
   Limits limits_;
   std::chrono::milliseconds frame_deadline_;
-  asio::steady_timer timer_;
+  asio::steady_timer timer_;  // expires at min(outer_deadline_, frame_deadline_at_)
+  std::chrono::steady_clock::time_point outer_deadline_ = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point frame_deadline_at_ = std::chrono::steady_clock::time_point::max();
   // Received bytes live in in_[in_begin_, in_end_). The buffer is reused, and grows (rarely) only
   // for a frame larger than it; it is never re-zeroed per read.
   Bytes in_;
