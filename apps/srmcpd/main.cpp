@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <asio.hpp>
+#include <sys/resource.h>
+
 #include <iostream>
 #include <thread>
 
@@ -24,6 +26,21 @@ void split_host_port(const std::string& text, std::string& host, std::uint16_t& 
 }
 
 }  // namespace
+
+// Each session holds a control connection and up to max_links data links: the default soft limit
+// of 1,024 descriptors would cap srmcpd far below max_sessions. Raise it to the hard limit.
+void raise_descriptor_limit(const pqot::srmcp::ServerConfig& cfg) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+  }
+  const auto wanted = static_cast<rlim_t>(cfg.max_sessions) * (cfg.limits.max_links + 1) + cfg.max_pending_links + 64;
+  if (rl.rlim_cur < wanted) {
+    spdlog::warn("open-file limit {} is below the {} that max_sessions and max_links may need", rl.rlim_cur, wanted);
+  }
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"srmcpd: SRMCP v2 server (mutual TLS 1.3, ML-KEM / X-Wing inner keys, data links)"};
@@ -77,8 +94,15 @@ int main(int argc, char** argv) {
   spdlog::set_level(level == spdlog::level::off && cfg.log_level != "off" ? spdlog::level::info : level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
-  asio::io_context io;
-  Server server(io, cfg, nodes);
+  // One io_context per thread: the listener and signals on the first, sessions spread over all.
+  // A session's work then stays on one thread (no cross-thread wake-ups per request).
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  for (unsigned i = 0; i < std::max(1u, cfg.threads); ++i) contexts.push_back(std::make_unique<asio::io_context>(1));
+  std::vector<asio::io_context*> session_contexts;
+  for (auto& c : contexts) session_contexts.push_back(c.get());
+  asio::io_context& io = *contexts.front();
+  raise_descriptor_limit(cfg);
+  Server server(io, cfg, nodes, session_contexts);
   try {
     server.start();
   } catch (const std::exception& e) {
@@ -94,10 +118,16 @@ int main(int argc, char** argv) {
     server.stop();
     // Give sessions a moment to close their links, then stop.
     auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));
-    timer->async_wait([&io, timer](const asio::error_code&) { io.stop(); });
+    timer->async_wait([&contexts, timer](const asio::error_code&) {
+      for (auto& c : contexts) c->stop();
+    });
   });
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> idle_guards;
   std::vector<std::thread> pool;
-  for (unsigned i = 1; i < cfg.threads; ++i) pool.emplace_back([&io] { io.run(); });
+  for (std::size_t i = 1; i < contexts.size(); ++i) {
+    idle_guards.push_back(asio::make_work_guard(*contexts[i]));  // run even with no session yet
+    pool.emplace_back([c = contexts[i].get()] { c->run(); });
+  }
   io.run();
   for (auto& t : pool) t.join();
   const auto st = server.stats();

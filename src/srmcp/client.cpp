@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "endpoint.hpp"
+#include "pqot/srmcp/json_text.hpp"
 #include "pqot/common/byte_io.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/kem.hpp"
@@ -56,7 +57,9 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   awaitable<void> rotate_links();
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void deliver(Message m);
-  awaitable<Response> request(MessageType type, const Json& body);
+  awaitable<Response> request(MessageType type, Json body);  // (owns body: it outlives the caller's)
+  awaitable<void> connect();  // the bodies of the public coroutines, on the strand
+  awaitable<void> close();
   void shutdown();
 
   template <class T>
@@ -274,7 +277,7 @@ void Client::Impl::deliver(Message m) {
   it->second->timer.cancel();
 }
 
-awaitable<Response> Client::Impl::request(MessageType type, const Json& body) {
+awaitable<Response> Client::Impl::request(MessageType type, Json body) {
   auto self = shared_from_this();
   if (closed || !endpoint) co_return Response{Status::internal, Json{{"message", "not connected"}}};
   std::uint32_t tid = next_tid++;
@@ -282,7 +285,7 @@ awaitable<Response> Client::Impl::request(MessageType type, const Json& body) {
   auto p = std::make_shared<Pending>(strand);
   p->timer.expires_after(options.deadline);
   pending[tid] = p;
-  const std::string text = body.dump();
+  const std::string text = to_json_text(body);
   try {
     endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text), 1);
   } catch (const ProtocolError& e) {
@@ -334,9 +337,17 @@ Client::~Client() {
   }
 }
 
+// The public coroutines run their body as a separate coroutine on the client's strand and await it.
+// (`co_await asio::dispatch(strand)` would not do: a coroutine resumes on the executor it was
+// spawned with, so after its first suspension it would leave the strand, which is a data race
+// when the caller's io_context has several threads.)
 awaitable<void> Client::async_connect() {
   auto impl = impl_;
-  co_await asio::dispatch(impl->strand, use_awaitable);
+  co_await asio::co_spawn(impl->strand, impl->connect(), use_awaitable);
+}
+
+awaitable<void> Client::Impl::connect() {
+  auto impl = shared_from_this();
   if (impl->options.kems.empty()) fail(Status::internal, "no KEM to offer");
   if (!impl->tls) {
     impl->tls = impl->options.tls_context ? impl->options.tls_context
@@ -358,20 +369,23 @@ awaitable<void> Client::async_connect() {
 
 awaitable<Response> Client::async_request(MessageType type, Json body) {
   auto impl = impl_;
-  co_await asio::dispatch(impl->strand, use_awaitable);
-  co_return co_await impl->request(type, body);
+  co_return co_await asio::co_spawn(impl->strand, impl->request(type, std::move(body)), use_awaitable);
 }
 
 awaitable<void> Client::async_close() {
   auto impl = impl_;
-  co_await asio::dispatch(impl->strand, use_awaitable);
-  if (!impl->closed && impl->connected) (void)co_await impl->request(MessageType::close, Json::object());
-  impl->shutdown();
+  co_await asio::co_spawn(impl->strand, impl->close(), use_awaitable);
+}
+
+awaitable<void> Client::Impl::close() {
+  auto self = shared_from_this();
+  if (!closed && connected) (void)co_await request(MessageType::close, Json::object());
+  shutdown();
 }
 
 void Client::connect() {
   try {
-    impl_->run_blocking(async_connect());
+    impl_->run_blocking(impl_->connect());
   } catch (const ClientError&) {
     throw;
   } catch (const std::exception& e) {
@@ -380,7 +394,7 @@ void Client::connect() {
   }
 }
 
-Response Client::request(MessageType type, const Json& body) { return impl_->run_blocking(async_request(type, body)); }
+Response Client::request(MessageType type, const Json& body) { return impl_->run_blocking(impl_->request(type, body)); }
 
 Json Client::browse(const std::string& root, int depth) {
   Json body = Json::object();
@@ -410,7 +424,7 @@ void Client::unsubscribe(std::uint64_t subscription) {
 
 Json Client::ping() { return expect_ok(request(MessageType::ping, Json::object()), "PING").body; }
 
-void Client::close() { impl_->run_blocking(async_close()); }
+void Client::close() { impl_->run_blocking(impl_->close()); }
 
 void Client::on_notification(std::function<void(const Json&)> handler) {
   asio::post(impl_->strand, [impl = impl_, h = std::move(handler)]() mutable { impl->notification_handler = std::move(h); });

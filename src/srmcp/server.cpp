@@ -8,6 +8,7 @@
 #include <set>
 
 #include "endpoint.hpp"
+#include "pqot/srmcp/json_text.hpp"
 #include "pqot/common/byte_io.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/kem.hpp"
@@ -43,10 +44,15 @@ Json status_body(const std::string& message) { return Json{{"message", message}}
 class ServerSession;
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
-  Impl(asio::io_context& io_, ServerConfig config_, std::shared_ptr<NodeStore> nodes_)
-      : io(io_), config(std::move(config_)), nodes(std::move(nodes_)), acceptor(io_) {}
+  Impl(asio::io_context& io_, ServerConfig config_, std::shared_ptr<NodeStore> nodes_,
+       std::vector<asio::io_context*> contexts_)
+      : io(io_), contexts(std::move(contexts_)), config(std::move(config_)), nodes(std::move(nodes_)), acceptor(io_) {
+    if (contexts.empty()) contexts.push_back(&io);
+  }
 
   asio::io_context& io;
+  std::vector<asio::io_context*> contexts;  // sessions are spread over these, round robin
+  std::size_t next_context = 0;             // used only by accept_loop
   ServerConfig config;
   std::shared_ptr<NodeStore> nodes;
   std::optional<asio::ssl::context> tls;
@@ -106,6 +112,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   void handle(Link& link, Message m);
   Json dispatch(const MessageHeader& h, const Json& body);
   void reply(std::uint32_t tid, MessageType type, Status status, const Json& body);
+  void reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text);
   Json open_link_offer(std::uint32_t tid);
   awaitable<void> serve_offer(std::shared_ptr<Tcp::acceptor> acceptor, std::uint16_t port, std::uint32_t link_id,
                               Bytes token);
@@ -131,7 +138,9 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
 awaitable<void> Server::Impl::accept_loop() {
   auto self = shared_from_this();
   while (!stopping) {
-    auto strand = asio::make_strand(io);
+    // A session lives on one io_context; with one thread per context (srmcpd), its work never
+    // crosses threads.
+    auto strand = asio::make_strand(*contexts[next_context++ % contexts.size()]);
     Tcp::socket socket(strand);
     asio::error_code ec;
     co_await acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
@@ -272,7 +281,7 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
                    {"identity", principal_.identity},
                    {"roles", principal_.roles},
                    {"max_nodes_per_request", cfg.limits.max_nodes_per_request}};
-  const std::string text = ready.dump();
+  const std::string text = to_json_text(ready);
   endpoint_->send_on(link0, MessageHeader{MessageType::session_ready, true, Status::ok, 0},
                      crypto::as_bytes(text));
   co_return true;
@@ -335,6 +344,14 @@ void ServerSession::handle(Link& link, Message m) {
     const Json body = h.type == MessageType::close ? Json::object()
                                                    : parse_json_body(m.body, endpoint_->limits(), h.tid);
     if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
+    if (h.type == MessageType::read) {
+      // The hot path: the result is written as text directly (NodeStore::read_text).
+      std::string text;
+      text.reserve(512);
+      server_->nodes->read_text(decode_read(body, endpoint_->limits(), h.tid).ids, principal_, text);
+      reply_text(h.tid, h.type, Status::ok, text);
+      return;
+    }
     Json result = dispatch(h, body);
     reply(h.tid, h.type, Status::ok, result);
     if (h.type == MessageType::close) close();
@@ -353,8 +370,6 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
       const auto r = decode_browse(body, h.tid);
       return nodes.browse(r.root, r.depth, principal_);
     }
-    case MessageType::read:
-      return nodes.read(decode_read(body, limits, h.tid).ids, principal_);
     case MessageType::write:
       return nodes.write(decode_write(body, limits, h.tid).values, principal_);
     case MessageType::subscribe:
@@ -393,15 +408,19 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
 
 void ServerSession::reply(std::uint32_t tid, MessageType type, Status status, const Json& body) {
   if (closed_ || !endpoint_ || endpoint_->link_count() == 0) return;
+  reply_text(tid, type, status, to_json_text(body));
+}
+
+void ServerSession::reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text) {
+  if (closed_ || !endpoint_ || endpoint_->link_count() == 0) return;
   if (status != Status::ok) ++server_->errors;
-  const std::string text = body.dump();
   MessageHeader h{type, true, status, tid};
   try {
     endpoint_->send(h, crypto::as_bytes(text), server_->config.limits.max_segments);
   } catch (const ProtocolError& e) {
     // The response does not fit (§12): say so instead.
     MessageHeader eh{MessageType::error, true, e.status(), tid};
-    const std::string msg = status_body(e.what()).dump();
+    const std::string msg = to_json_text(status_body(e.what()));
     endpoint_->send(eh, crypto::as_bytes(msg));
   }
 }
@@ -566,7 +585,7 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
                                           .count()}});
     }
     if (!values.empty()) {
-      const std::string text = Json{{"subscription", id}, {"values", values}}.dump();
+      const std::string text = to_json_text(Json{{"subscription", id}, {"values", values}});
       endpoint_->send(MessageHeader{MessageType::notification, true, Status::ok, 0}, crypto::as_bytes(text),
                       server_->config.limits.max_segments);
     }
@@ -588,8 +607,9 @@ void ServerSession::close() {
 
 // ---- Server --------------------------------------------------------------------------------------
 
-Server::Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes)
-    : impl_(std::make_shared<Impl>(io, std::move(config), std::move(nodes))) {}
+Server::Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes,
+               std::vector<asio::io_context*> session_contexts)
+    : impl_(std::make_shared<Impl>(io, std::move(config), std::move(nodes), std::move(session_contexts))) {}
 
 Server::~Server() { stop(); }
 

@@ -1,8 +1,10 @@
 // libFuzzer target: SRMCP v2 request bodies (docs/srmcp.md §9, §12) as the server handles them:
-// JSON with limits, each request schema, then the node store's read, write and browse.
+// JSON with limits, each request schema, then the node store's read, write and browse; and the
+// JSON writer (json_text.hpp) round trip.
 #include <cstdint>
 #include <cstdlib>
 
+#include "pqot/srmcp/json_text.hpp"
 #include "pqot/srmcp/node.hpp"
 #include "pqot/srmcp/requests.hpp"
 
@@ -40,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Principal who{"fuzzer", {"operator"}};
   try {
     const Json body = parse_json_body(ByteView(data, size), limits, 1);
+    // The fast writer used for every body sent must give text that parses back to the same value.
+    if (Json::parse(to_json_text(body)) != body) std::abort();
     if (!body.is_object()) return 0;
     for (int kind = 0; kind < 6; ++kind) {
       try {

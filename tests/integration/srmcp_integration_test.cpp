@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "pqot/crypto/kem.hpp"
@@ -634,6 +635,95 @@ TEST_F(SrmcpEndToEnd, OversizedJsonInOneFrameIsClosed_S3_S12) {
     // The server may close while the rest of the frame is still being written: that is the point.
   }
   EXPECT_TRUE(server_closes(s));
+}
+
+
+// Sessions spread over several single-threaded io_contexts (as srmcpd runs them), and a client whose
+// coroutine API is used from a two-thread io_context with many requests outstanding at once: every
+// answer must be right. (The coroutine API once left the client's strand after its first
+// suspension; srmcp-bench in a separate process then saw corrupted requests and crashes. In this
+// process, sharing the two cores with the server, the race did not show: this test guards the
+// configuration, not that particular race.)
+TEST_F(SrmcpEndToEnd, PipelinedCoroutineClientsOnSeveralThreads_S8_1) {
+  asio::io_context listener_io, session_io_a(1), session_io_b(1);
+  ServerConfig cfg;
+  cfg.listen_host = "127.0.0.1";
+  cfg.listen_port = 0;
+  const auto files = pki_->server();
+  cfg.ca_file = files.ca;
+  cfg.cert_file = files.cert;
+  cfg.key_file = files.key;
+  cfg.data_port_min = 43000;
+  cfg.data_port_max = 43999;
+  Server spread(listener_io, cfg, make_nodes(), {&session_io_a, &session_io_b});
+  spread.start();
+  std::vector<std::thread> server_threads;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  for (auto* io : {&listener_io, &session_io_a, &session_io_b}) {
+    guards.push_back(asio::make_work_guard(*io));
+    server_threads.emplace_back([io] { io->run(); });
+  }
+
+  asio::io_context client_io;
+  auto client_guard = asio::make_work_guard(client_io);
+  std::vector<std::thread> client_threads;
+  for (int i = 0; i < 2; ++i) client_threads.emplace_back([&] { client_io.run(); });
+
+  constexpr int kClients = 1, kOutstanding = 16, kReads = 400;
+  std::atomic<int> good{0}, bad{0};
+  auto one_reader = [&](Client& c, int n) -> asio::awaitable<void> {
+    for (int i = 0; i < kReads; ++i) {
+      Json body;
+      body["ids"] = Json::array({"plant.t0", "plant.t9", "plant.count"});
+      const Response r = co_await c.async_request(MessageType::read, body);
+      const bool ok = r.status == Status::ok && r.body["values"].size() == 3 &&
+                      r.body["values"][0]["value"] == Json(20.0) && r.body["values"][1]["value"] == Json(29.0);
+      (ok ? good : bad)++;
+      (void)n;
+    }
+  };
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<std::future<void>> done;
+  for (int k = 0; k < kClients; ++k) {
+    ClientOptions o = options(1, 1);
+    o.port = spread.port();
+    clients.push_back(std::make_unique<Client>(client_io, o));
+    Client& c = *clients.back();
+    done.push_back(asio::co_spawn(
+        client_io,
+        [&, k]() -> asio::awaitable<void> {
+          co_await c.async_connect();
+          std::vector<std::future<void>> readers;
+          for (int j = 0; j < kOutstanding; ++j) {
+            readers.push_back(asio::co_spawn(client_io, one_reader(c, k * kOutstanding + j), asio::use_future));
+          }
+          // Wait without blocking an io thread: poll the futures from a timer.
+          asio::steady_timer t(client_io);
+          for (auto& f : readers) {
+            while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+              t.expires_after(std::chrono::milliseconds(5));
+              co_await t.async_wait(asio::use_awaitable);
+            }
+            f.get();
+          }
+          co_await c.async_close();
+        },
+        asio::use_future));
+  }
+  for (auto& f : done) EXPECT_NO_THROW(f.get());
+  EXPECT_EQ(good.load(), kClients * kOutstanding * kReads);
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GE(spread.stats().sessions_total, static_cast<std::uint64_t>(kClients));
+
+  clients.clear();
+  client_guard.reset();
+  client_io.stop();
+  for (auto& t : client_threads) t.join();
+  spread.stop();
+  guards.clear();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (auto* io : {&listener_io, &session_io_a, &session_io_b}) io->stop();
+  for (auto& t : server_threads) t.join();
 }
 
 }  // namespace

@@ -176,6 +176,24 @@ TEST(SrmcpNode, ReadReturnsValueTypeTimestampStatus_S9) {
   }
 }
 
+// The server sends READ results as text written directly (read_text); it must say exactly what
+// read() says, for every status and value type. The memory nodes keep their timestamps, so the
+// two calls agree on ts_ms too; only the unknown id's timestamp is "now" and may differ by a tick.
+TEST(SrmcpNode, ReadTextEqualsRead_S9) {
+  NodeStore store;
+  fill(store);
+  const std::vector<std::string> ids = {"b", "i", "d", "s", "j", "f", "nope", "secret", "mine", "ro"};
+  for (const Principal& who : {kAnon, kClient1, kOperator}) {
+    const Json expected = store.read(ids, who);
+    std::string text;
+    store.read_text(ids, who, text);
+    Json got = Json::parse(text);
+    ASSERT_EQ(got["values"].size(), ids.size());
+    got["values"][6]["ts_ms"] = expected["values"][6]["ts_ms"];
+    EXPECT_EQ(got, expected) << text;
+  }
+}
+
 TEST(SrmcpNode, ReadStatuses_S11) {
   NodeStore store;
   fill(store);

@@ -103,6 +103,9 @@ class NodeStore {
   /// READ (§9): `{"values": [{"id","value","type","ts_ms","status"}...]}` in request order; a
   /// per-node failure sets that entry's "status" (numeric §11 code) and omits "value".
   Json read(const std::vector<std::string>& ids, const Principal& who) const;
+  /// The same READ result as compact JSON text appended to `out` (what the server sends; cheaper
+  /// than building the Json value and serialising it).
+  void read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out) const;
 
   /// WRITE (§9): `{"values": [{"id","value","status"}...]}` with the stored value echoed.
   /// Per-node failures: UNKNOWN_NODE, NOT_WRITABLE, ACCESS_DENIED, TYPE_MISMATCH, BACKEND_ERROR.
@@ -113,6 +116,8 @@ class NodeStore {
 
  private:
   struct Node;
+  struct ReadEntry;
+  std::vector<ReadEntry> read_entries(const std::vector<std::string>& ids, const Principal& who) const;
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> top_level_;
 };

@@ -1,11 +1,15 @@
 // The SRMCP v2 server (docs/srmcp.md): accepts control connections, runs the handshake, opens data
 // links on request, and answers requests from a NodeStore. Runs on the caller's io_context; call
 // io_context::run() from as many threads as wanted (each session is confined to its own strand).
+// Alternatively, give it several io_contexts each run by one thread (what srmcpd does): sessions
+// are then spread over them and a session's work never moves between threads, which saves the
+// cross-thread wake-ups that otherwise dominate the latency of small requests.
 #pragma once
 
 #include <asio.hpp>
 #include <atomic>
 #include <memory>
+#include <vector>
 
 #include "pqot/srmcp/config.hpp"
 #include "pqot/srmcp/node.hpp"
@@ -23,7 +27,9 @@ struct ServerStats {
 
 class Server {
  public:
-  Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes);
+  /// `io` runs the listener; sessions run on `session_contexts` (round robin), or on `io` if empty.
+  Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes,
+         std::vector<asio::io_context*> session_contexts = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
