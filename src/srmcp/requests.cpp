@@ -29,20 +29,55 @@ std::vector<std::string> id_list(const Json& body, const char* key, const char* 
 
 }  // namespace
 
+namespace {
+
+// The deepest nesting of arrays and objects in `text`, counted outside strings; stops counting
+// once past `limit`. A linear scan, much cheaper than nlohmann's callback parser (which builds and
+// reports every value) and it bounds the parser's recursion before it starts.
+std::size_t json_depth(ByteView text, std::size_t limit) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (const std::uint8_t c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{':
+        if (++depth > deepest && (deepest = depth) > limit) return deepest;
+        break;
+      case ']':
+      case '}':
+        if (depth > 0) --depth;  // unbalanced text is the parser's to refuse
+        break;
+      default: break;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
 Json parse_json_body(ByteView body, const Limits& limits, std::uint32_t tid) {
   if (body.size() > limits.max_message) {
     throw ProtocolError(Action::reply, Status::too_large, "body too large", tid);
   }
-  const auto max_depth = static_cast<int>(limits.max_json_depth);
+  // Depth counts nested arrays and objects: {"ids": ["a"]} is 2 deep.
+  if (json_depth(body, limits.max_json_depth) > limits.max_json_depth) {
+    throw ProtocolError(Action::reply, Status::bad_request, "JSON nested too deeply", tid);
+  }
   try {
-    return Json::parse(body.begin(), body.end(), [max_depth](int depth, Json::parse_event_t, Json&) {
-      if (depth > max_depth) throw std::length_error("JSON nested too deeply");
-      return true;
-    });
+    return Json::parse(body.begin(), body.end());
   } catch (const Json::exception& e) {
     throw ProtocolError(Action::reply, Status::bad_request, std::string("malformed JSON: ") + e.what(), tid);
-  } catch (const std::length_error& e) {
-    throw ProtocolError(Action::reply, Status::bad_request, e.what(), tid);
   }
 }
 

@@ -30,6 +30,15 @@ TEST(SrmcpRequests, JsonBodyLimits_S12) {
   std::string deep(40, '[');
   deep += std::string(40, ']');
   EXPECT_EQ(status_of([&] { body(deep); }), Status::bad_request) << "nesting over 32";
+  // The limit exactly (§12: 32 nested arrays and objects, the outer object included); brackets
+  // inside strings do not count.
+  const std::string at_limit = "{\"a\":" + std::string(31, '[') + "\"[[[{{{\"" + std::string(31, ']') + "}";
+  EXPECT_NO_THROW(body(at_limit));
+  const std::string over = "{\"a\":" + std::string(32, '[') + std::string(32, ']') + "}";
+  EXPECT_EQ(status_of([&] { body(over); }), Status::bad_request) << "33 deep";
+  // An escaped quote does not end a string: the brackets after it are still inside it.
+  const std::string escaped = "{\"a\":\"\\\"" + std::string(40, '[') + "\"}";
+  EXPECT_NO_THROW(body(escaped));
   Limits small;
   small.max_message = 10;
   EXPECT_EQ(status_of([&] { parse_json_body(bytes("{\"ids\":[\"abc\"]}"), small, 9); }), Status::too_large);
