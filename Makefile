@@ -34,17 +34,26 @@ test-release: build
 	ctest --test-dir build --output-on-failure -j$(JOBS)
 
 # The sanitizer build runs everything but the valgrind and Node.js interop runs (those check the
-# same code in the Release build).
+# same code in the Release build) and the benchmark runs (timing-bound; Release build only).
 test-asan: build-asan
-	ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'valgrind|interop'
+	ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'valgrind|interop|bench'
 
 test-fuzz: build-fuzz
 	ctest --test-dir build-fuzz --output-on-failure -j$(JOBS) -L fuzz
 
 test: test-fuzz test-asan test-release
 
+# Side-by-side benchmark (docs/benchmarks.md; root needed): make bench [ROUNDS=3] [N=1000]
+# [SCENARIOS=loopback,lan,wan] [PROTOCOLS=all] [MODES=all].
+ROUNDS    ?= 3
+N         ?= 1000
+SCENARIOS ?= loopback,lan,wan
+PROTOCOLS ?= all
+MODES     ?= all
 bench: build
 	@build/bin/pqot bench crypto
+	node bench/run.mjs --rounds $(ROUNDS) --n $(N) --scenarios $(SCENARIOS) --protocols $(PROTOCOLS) \
+	    --modes $(MODES)
 
 # Longer fuzzing: make fuzz FUZZ_SECONDS=600
 fuzz: build-fuzz

@@ -82,7 +82,8 @@ class SrmcpEndToEnd : public ::testing::Test {
     delete rogue_;
   }
 
-  void SetUp() override {
+  // A server on 127.0.0.1, any port, with the test PKI.
+  static ServerConfig base_config() {
     ServerConfig cfg;
     cfg.listen_host = "127.0.0.1";
     cfg.listen_port = 0;
@@ -90,6 +91,11 @@ class SrmcpEndToEnd : public ::testing::Test {
     cfg.ca_file = files.ca;
     cfg.cert_file = files.cert;
     cfg.key_file = files.key;
+    return cfg;
+  }
+
+  void SetUp() override {
+    ServerConfig cfg = base_config();
     cfg.data_port_min = 42000;
     cfg.data_port_max = 42999;
     cfg.idle_frame_deadline = std::chrono::milliseconds(500);
@@ -646,13 +652,7 @@ TEST_F(SrmcpEndToEnd, OversizedJsonInOneFrameIsClosed_S3_S12) {
 // configuration, not that particular race.)
 TEST_F(SrmcpEndToEnd, PipelinedCoroutineClientsOnSeveralThreads_S8_1) {
   asio::io_context listener_io, session_io_a(1), session_io_b(1);
-  ServerConfig cfg;
-  cfg.listen_host = "127.0.0.1";
-  cfg.listen_port = 0;
-  const auto files = pki_->server();
-  cfg.ca_file = files.ca;
-  cfg.cert_file = files.cert;
-  cfg.key_file = files.key;
+  ServerConfig cfg = base_config();
   cfg.data_port_min = 43000;
   cfg.data_port_max = 43999;
   Server spread(listener_io, cfg, make_nodes(), {&session_io_a, &session_io_b});
