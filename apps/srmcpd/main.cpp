@@ -25,8 +25,6 @@ void split_host_port(const std::string& text, std::string& host, std::uint16_t& 
   port = static_cast<std::uint16_t>(p);
 }
 
-}  // namespace
-
 // Each session holds a control connection and up to max_links data links: the default soft limit
 // of 1,024 descriptors would cap srmcpd far below max_sessions. Raise it to the hard limit.
 void raise_descriptor_limit(const pqot::srmcp::ServerConfig& cfg) {
@@ -41,6 +39,8 @@ void raise_descriptor_limit(const pqot::srmcp::ServerConfig& cfg) {
     spdlog::warn("open-file limit {} is below the {} that max_sessions and max_links may need", rl.rlim_cur, wanted);
   }
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"srmcpd: SRMCP v2 server (mutual TLS 1.3, ML-KEM / X-Wing inner keys, data links)"};
