@@ -12,11 +12,11 @@ using Json = nlohmann::json;
 // Characters a JSON string must escape: '"', '\\' and the controls below 0x20.
 constexpr bool needs_escape(unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; }
 
-void append_escaped(std::string& out, const std::string& s) {
+void append_escaped(std::string& out, std::string_view s) {
   // Non-ASCII text is rare in bodies; nlohmann validates and escapes it exactly as dump() would.
   for (const unsigned char c : s) {
     if (c >= 0x80) {
-      out += Json(s).dump();
+      out += Json(std::string(s)).dump();
       return;
     }
   }
@@ -25,7 +25,7 @@ void append_escaped(std::string& out, const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (!needs_escape(c)) continue;
-    out.append(s, run, i - run);
+    out.append(s.substr(run, i - run));
     run = i + 1;
     switch (c) {
       case '"': out += "\\\""; break;
@@ -42,7 +42,7 @@ void append_escaped(std::string& out, const std::string& s) {
       }
     }
   }
-  out.append(s, run, s.size() - run);
+  out.append(s.substr(run));
   out += '"';
 }
 
@@ -118,6 +118,8 @@ void append_json(std::string& out, const Json& value) {
     }
   }
 }
+
+void append_json_string(std::string& out, std::string_view text) { append_escaped(out, text); }
 
 std::string to_json_text(const Json& value) {
   std::string out;

@@ -312,7 +312,7 @@ void NodeStore::read_text(const std::vector<std::string>& ids, const Principal& 
   for (const auto& e : read_entries(ids, who)) {
     out += first ? "{\"id\":" : ",{\"id\":";
     first = false;
-    append_json(out, Json(*e.id));
+    append_json_string(out, *e.id);
     out += ",\"status\":";
     out += std::to_string(code(e.result.status));
     out += ",\"ts_ms\":";

@@ -110,7 +110,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   awaitable<bool> handshake(Link& control);
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void handle(Link& link, Message m);
-  Json dispatch(const MessageHeader& h, const Json& body);
+  std::string dispatch(const MessageHeader& h, const Json& body);  // the response body (JSON text)
   void reply(std::uint32_t tid, MessageType type, Status status, const Json& body);
   void reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text);
   Json open_link_offer(std::uint32_t tid);
@@ -344,16 +344,7 @@ void ServerSession::handle(Link& link, Message m) {
     const Json body = h.type == MessageType::close ? Json::object()
                                                    : parse_json_body(m.body, endpoint_->limits(), h.tid);
     if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
-    if (h.type == MessageType::read) {
-      // The hot path: the result is written as text directly (NodeStore::read_text).
-      std::string text;
-      text.reserve(512);
-      server_->nodes->read_text(decode_read(body, endpoint_->limits(), h.tid).ids, principal_, text);
-      reply_text(h.tid, h.type, Status::ok, text);
-      return;
-    }
-    Json result = dispatch(h, body);
-    reply(h.tid, h.type, Status::ok, result);
+    reply_text(h.tid, h.type, Status::ok, dispatch(h, body));
     if (h.type == MessageType::close) close();
   } catch (const ProtocolError& e) {
     reply(h.tid, MessageType::error, e.status(), status_body(e.what()));
@@ -362,18 +353,25 @@ void ServerSession::handle(Link& link, Message m) {
   }
 }
 
-Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
+std::string ServerSession::dispatch(const MessageHeader& h, const Json& body) {
   const Limits& limits = endpoint_->limits();
   auto& nodes = *server_->nodes;
   switch (h.type) {
     case MessageType::browse: {
       const auto r = decode_browse(body, h.tid);
-      return nodes.browse(r.root, r.depth, principal_);
+      return to_json_text(nodes.browse(r.root, r.depth, principal_));
+    }
+    case MessageType::read: {
+      // The hot path: the result is written as text directly, without a Json value in between.
+      std::string text;
+      text.reserve(512);
+      nodes.read_text(decode_read(body, limits, h.tid).ids, principal_, text);
+      return text;
     }
     case MessageType::write:
-      return nodes.write(decode_write(body, limits, h.tid).values, principal_);
+      return to_json_text(nodes.write(decode_write(body, limits, h.tid).values, principal_));
     case MessageType::subscribe:
-      return subscribe(decode_subscribe(body, limits, h.tid));
+      return to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));
     case MessageType::unsubscribe: {
       auto it = subscriptions_.find(decode_unsubscribe(body, h.tid));
       if (it == subscriptions_.end()) {
@@ -381,16 +379,16 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
       }
       it->second.timer->cancel();
       subscriptions_.erase(it);
-      return Json::object();
+      return "{}";
     }
     case MessageType::ping:
-      return Json{{"server_time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                         std::chrono::system_clock::now().time_since_epoch())
-                                         .count()}};
+      return to_json_text(Json{{"server_time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::system_clock::now().time_since_epoch())
+                                                      .count()}});
     case MessageType::close:
-      return Json::object();
+      return "{}";
     case MessageType::link_request:
-      return open_link_offer(h.tid);
+      return to_json_text(open_link_offer(h.tid));
     case MessageType::link_close: {
       const auto id = decode_link_close(body, h.tid);
       auto link = id == 0 ? nullptr : endpoint_->link(id);
@@ -398,7 +396,7 @@ Json ServerSession::dispatch(const MessageHeader& h, const Json& body) {
       // No new frames on it; close once what is queued has gone out. Its read loop then detaches it.
       link->draining = true;
       link->stream->close_after_flush();
-      return Json::object();
+      return "{}";
     }
     default:
       throw ProtocolError(Action::reply, Status::wrong_phase,

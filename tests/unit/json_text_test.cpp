@@ -25,6 +25,16 @@ TEST(JsonText, MatchesDumpForTypicalBodies) {
   for (const Json& b : bodies) EXPECT_EQ(to_json_text(b), b.dump()) << b.dump();
 }
 
+TEST(JsonText, AppendJsonStringEscapesLikeDump) {
+  for (const std::string s : {"plant.t0", "quote \" backslash \\ tab \t control \x01", "Temperatur \xc2\xb0" "C", ""}) {
+    std::string out = "[";
+    append_json_string(out, s);
+    std::string expected = "[";  // (not "[" + ...: GCC 12 warns falsely, -Wrestrict)
+    expected += Json(s).dump();
+    EXPECT_EQ(out, expected) << s;
+  }
+}
+
 TEST(JsonText, DoublesStayDoublesAndRoundTripExactly) {
   for (double d : {0.0, -0.0, 1.0, 20.0, 0.1, 1.0 / 3.0, 1e300, -2.5e-300, 123456789012345678.0,
                    std::numeric_limits<double>::min(), std::numeric_limits<double>::max(),
