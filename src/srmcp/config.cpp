@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -67,14 +68,16 @@ class Parser {
     }
     // Sections in a fixed order so that errors come out in a predictable order.
     for (auto&& [k, v] : root) {
-      if (k != "server" && k != "limits" && k != "node") {
-        fail(k.source(),
-             "unknown key " + in_quotes(k.str()) + " (expected [server], [limits], [[node]])");
+      if (k != "server" && k != "limits" && k != "node" && k != "device") {
+        fail(k.source(), "unknown key " + in_quotes(k.str()) +
+                             " (expected [server], [limits], [[device]], [[node]])");
       }
     }
     if (const auto* s = root.get("server")) parse_server(table_of(*s, "server"));
     if (const auto* l = root.get("limits")) parse_limits(table_of(*l, "limits"));
+    if (const auto* d = root.get("device")) parse_devices(*d);  // before the nodes that use them
     if (const auto* n = root.get("node")) parse_nodes(*n);
+    check_overlaps();
     return std::move(out_);
   }
 
@@ -308,6 +311,182 @@ class Parser {
     }
   }
 
+  // ---- [[device]] -------------------------------------------------------------------------------
+
+  const toml::array& tables_of(const toml::node& n, const char* what) const {
+    const auto* arr = n.as_array();
+    if (!arr || !arr->is_array_of_tables()) {
+      fail(n.source(), std::string(what) + " must be an array of tables: write each as [[" + what + "]]");
+    }
+    return *arr;
+  }
+
+  void parse_devices(const toml::node& n) {
+    const auto* maybe_empty = n.as_array();
+    if (maybe_empty && maybe_empty->empty()) return;
+    for (const auto& e : tables_of(n, "device")) out_.devices.push_back(parse_device(*e.as_table()));
+  }
+
+  ModbusDeviceConfig parse_device(const toml::table& t) {
+    using Ms = std::chrono::milliseconds;
+    ModbusDeviceConfig d;
+    d.line = t.source().begin.line;
+    const auto* name = t.get("name");
+    if (!name) fail(t.source(), "[[device]] without a name");
+    d.name = string_of(*name, "device.name");
+    const bool name_ok = !d.name.empty() && d.name.size() <= 64 &&
+                         std::all_of(d.name.begin(), d.name.end(), [](char c) {
+                           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+                         });
+    if (!name_ok) fail(name->source(), "device name " + in_quotes(d.name) + " must be 1..64 of A-Z a-z 0-9 _ - .");
+    for (const auto& other : out_.devices) {
+      if (other.name == d.name) {
+        fail(name->source(), "duplicate device " + in_quotes(d.name) + " (first defined on line " +
+                                 std::to_string(other.line) + ")");
+      }
+    }
+    const std::string who = "device " + in_quotes(d.name) + ": ";
+    const std::map<std::string, std::tuple<std::int64_t, std::int64_t, std::function<void(std::int64_t)>>> ints = {
+        {"port", {1, 65535, [&](std::int64_t v) { d.port = static_cast<std::uint16_t>(v); }}},
+        {"unit", {0, 255, [&](std::int64_t v) { d.unit = static_cast<int>(v); }}},
+        {"timeout_ms", {10, 60'000, [&](std::int64_t v) { d.timeout = Ms(v); }}},
+        {"connect_timeout_ms", {10, 60'000, [&](std::int64_t v) { d.connect_timeout = Ms(v); }}},
+        {"backoff_min_ms", {10, 600'000, [&](std::int64_t v) { d.backoff_min = Ms(v); }}},
+        {"backoff_max_ms", {10, 600'000, [&](std::int64_t v) { d.backoff_max = Ms(v); }}},
+        {"request_deadline_ms", {10, 600'000, [&](std::int64_t v) { d.request_deadline = Ms(v); }}},
+        {"max_registers", {1, modbus::kMaxReadRegisters,
+                           [&](std::int64_t v) { d.max_registers = static_cast<std::uint16_t>(v); }}},
+    };
+    for (auto&& [key, v] : t) {
+      const std::string k(key.str());
+      if (const auto it = ints.find(k); it != ints.end()) {
+        const auto& [lo, hi, set] = it->second;
+        set(int_of(v, who + k, lo, hi));
+      } else if (k == "host") {
+        d.host = string_of(v, who + "host");
+        if (d.host.empty() || d.host.size() > 253) fail(v.source(), who + "host must be 1..253 characters");
+      } else if (k != "name") {
+        fail(key.source(), "unknown key " + in_quotes("device." + k));
+      }
+    }
+    if (d.host.empty()) fail(t.source(), who + "no host");
+    if (d.backoff_max < d.backoff_min) {
+      fail(t.get("backoff_max_ms")->source(), who + "backoff_max_ms is below backoff_min_ms");
+    }
+    return d;
+  }
+
+  // `modbus = { device, table, address, type, count, word_order, byte_order, scale, offset,
+  // poll_ms, cache_ms }` of a [[node]]; the node's type follows from the point's unless given.
+  void parse_modbus(NodeSpec& spec, const toml::node& v, const toml::node* type, const std::string& who) {
+    const toml::table& t = table_of(v, who + "modbus");
+    ModbusBinding b;
+    b.node_id = spec.id;
+    b.line = v.source().begin.line;
+    const auto required = [&](const char* k) -> const toml::node& {
+      const auto* n = t.get(k);
+      if (!n) fail(v.source(), who + "modbus." + k + " is required");
+      return *n;
+    };
+    const toml::node& dev = required("device");
+    b.device = string_of(dev, who + "modbus.device");
+    const bool known = std::any_of(out_.devices.begin(), out_.devices.end(),
+                                   [&](const ModbusDeviceConfig& d) { return d.name == b.device; });
+    if (!known) fail(dev.source(), who + "unknown device " + in_quotes(b.device) + " (no [[device]] of that name)");
+    const toml::node& table = required("table");
+    const std::string table_text = string_of(table, who + "modbus.table");
+    const auto tab = modbus::parse_table(table_text);
+    if (!tab) {
+      fail(table.source(), who + "unknown modbus.table " + in_quotes(table_text) +
+                               " (coil, discrete_input, holding, input)");
+    }
+    b.point.table = *tab;
+    b.point.address = static_cast<std::uint16_t>(int_of(required("address"), who + "modbus.address", 0, 65535));
+    b.point.type = modbus::is_bit_table(*tab) ? modbus::DataType::boolean : modbus::DataType::uint16;
+    bool have_count = false;
+    const auto order_of = [&](const toml::node& n, const std::string& what) {
+      const std::string o = string_of(n, what);
+      if (o != "big" && o != "little") fail(n.source(), what + " must be \"big\" or \"little\"");
+      return o == "big" ? modbus::Order::big : modbus::Order::little;
+    };
+    for (auto&& [key, e] : t) {
+      const std::string k(key.str());
+      const std::string what = who + "modbus." + k;
+      if (k == "device" || k == "table" || k == "address") continue;
+      if (k == "type") {
+        const std::string s = string_of(e, what);
+        const auto dt = modbus::parse_data_type(s);
+        if (!dt) {
+          fail(e.source(), who + "unknown modbus.type " + in_quotes(s) +
+                               " (bool, int16, uint16, int32, uint32, float32, float64, string)");
+        }
+        b.point.type = *dt;
+      } else if (k == "count") {
+        b.point.count = static_cast<std::uint16_t>(int_of(e, what, 1, modbus::kMaxStringRegisters));
+        have_count = true;
+      } else if (k == "word_order") {
+        b.point.word_order = order_of(e, what);
+      } else if (k == "byte_order") {
+        b.point.byte_order = order_of(e, what);
+      } else if (k == "scale") {
+        b.point.scale = number_of(e, what);
+        if (b.point.scale == 0.0) fail(e.source(), what + " must not be 0");
+      } else if (k == "offset") {
+        b.point.offset = number_of(e, what);
+      } else if (k == "poll_ms") {
+        b.poll = std::chrono::milliseconds(int_of(e, what, 10, 3'600'000));
+      } else if (k == "cache_ms") {
+        b.cache_age = std::chrono::milliseconds(int_of(e, what, 0, 3'600'000));
+      } else {
+        fail(key.source(), who + "unknown key " + in_quotes("modbus." + k));
+      }
+    }
+    if (!have_count) {
+      if (b.point.type == modbus::DataType::string) fail(v.source(), who + "a string point needs modbus.count (registers)");
+      b.point.count = modbus::is_bit_table(*tab) ? 1 : modbus::registers_of(b.point.type);
+    }
+    if (b.poll.count() > 0 && b.cache_age.count() > 0) {
+      fail(v.source(), who + "give modbus.poll_ms or modbus.cache_ms, not both");
+    }
+    if (const std::string why = modbus::check(b.point); !why.empty()) fail(v.source(), who + "modbus: " + why);
+    const ValueType derived = modbus::node_type_of(b.point);
+    if (type && spec.type != derived) {
+      fail(type->source(), who + "type " + std::string(type_name(spec.type)) + " does not match the Modbus point (" +
+                               std::string(modbus::data_type_name(b.point.type)) +
+                               (b.point.scale != 1.0 || b.point.offset != 0.0 ? ", scaled" : "") + " gives " +
+                               std::string(type_name(derived)) + ")");
+    }
+    spec.type = derived;
+    if (!spec.writers.empty() && !modbus::is_writable(*tab)) {
+      fail(v.source(), who + "a " + table_text + " cannot be written: remove access/writers");
+    }
+    out_.modbus.push_back(std::move(b));
+  }
+
+  // Two nodes on the same registers or bits would fight over them (and a write to one would
+  // silently change the other): rejected, with both lines.
+  void check_overlaps() const {
+    std::vector<const ModbusBinding*> sorted;
+    for (const auto& b : out_.modbus) sorted.push_back(&b);
+    const auto key = [](const ModbusBinding* b) { return std::tuple(b->device, b->point.table, b->point.address); };
+    std::sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) { return key(a) < key(b); });
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+      const ModbusBinding& a = *sorted[i - 1];
+      const ModbusBinding& b = *sorted[i];
+      if (a.device != b.device || a.point.table != b.point.table) continue;
+      if (static_cast<std::uint32_t>(a.point.address) + a.point.count > b.point.address) {
+        const ModbusBinding& later = a.line > b.line ? a : b;
+        const ModbusBinding& earlier = a.line > b.line ? b : a;
+        fail_at(later.line, "node " + in_quotes(later.node_id) + ": modbus " +
+                                std::string(modbus::table_name(later.point.table)) + " " +
+                                std::to_string(later.point.address) + ".." +
+                                std::to_string(later.point.address + later.point.count - 1) + " on device " +
+                                in_quotes(later.device) + " overlaps node " + in_quotes(earlier.node_id) +
+                                " (line " + std::to_string(earlier.line) + ")");
+      }
+    }
+  }
+
   // ---- [[node]] ---------------------------------------------------------------------------------
 
   struct Defined {
@@ -332,9 +511,9 @@ class Parser {
   }
 
   NodeSpec parse_node(const toml::table& t) {
-    static const std::vector<std::string> known = {"id",      "name",        "type",  "parent",
-                                                   "parents", "description", "unit",  "access",
-                                                   "readers", "writers",     "value", "signal"};
+    static const std::vector<std::string> known = {"id",      "name",    "type",  "parent", "parents",
+                                                   "description", "unit", "access", "readers",
+                                                   "writers", "value",   "signal", "modbus"};
     std::map<std::string, const toml::node*> f;
     for (auto&& [key, v] : t) {
       const std::string k(key.str());
@@ -375,13 +554,15 @@ class Parser {
              who + "unknown type " + in_quotes(s) + " (folder, bool, int64, double, string, json)");
       spec.type = *type;
     }
+    // A Modbus node takes its type from the point (parse_modbus); until then it is no folder.
+    if (!get("type") && get("modbus")) spec.type = ValueType::int64;
     parse_parents(spec, get("parent"), get("parents"), who);
     if (const auto* v = get("description")) spec.description = string_of(*v, who + "description");
 
     const bool folder = spec.type == ValueType::folder;
     if (folder) {
       // A folder has no value, so these keys can only be a mistake (usually a forgotten type).
-      for (const char* k : {"unit", "access", "readers", "writers", "value", "signal"}) {
+      for (const char* k : {"unit", "access", "readers", "writers", "value", "signal", "modbus"}) {
         if (const auto* v = get(k)) {
           fail(v->source(),
                who + "a folder has no " + in_quotes(k) + " (set type = \"double\", ...)");
@@ -392,6 +573,11 @@ class Parser {
       parse_access(spec, get("access"), get("readers"), get("writers"), who);
       if (const auto* v = get("value")) spec.initial = value_of(spec.type, *v, who);
       if (const auto* v = get("signal")) parse_signal(spec, *v, get("value"), who);
+      if (const auto* v = get("modbus")) {
+        if (const auto* other = get("signal")) fail(other->source(), who + "give signal or modbus, not both");
+        if (const auto* value = get("value")) fail(value->source(), who + "a Modbus node has no initial value");
+        parse_modbus(spec, *v, get("type"), who);
+      }
     }
     defined_.emplace(spec.id, Defined{id->source().begin.line, spec.type});
     return spec;
@@ -597,6 +783,36 @@ class Parser {
 LoadedConfig parse_config(const std::string& text, const std::string& name,
                           const std::string& base_dir) {
   return Parser(name, base_dir).parse(text);
+}
+
+std::vector<std::string> settings_needing_restart(const ServerConfig& a, const ServerConfig& b) {
+  std::vector<std::string> out;
+  const auto differ = [&](const char* name, bool changed) {
+    if (changed) out.emplace_back(name);
+  };
+  differ("server.listen", a.listen_host != b.listen_host || a.listen_port != b.listen_port);
+  differ("server.ca", a.ca_file != b.ca_file);
+  differ("server.cert", a.cert_file != b.cert_file);
+  differ("server.key", a.key_file != b.key_file);
+  differ("server.allow", a.allow != b.allow);
+  differ("server.data_ports", a.data_port_min != b.data_port_min || a.data_port_max != b.data_port_max);
+  differ("server.kems", a.kem_preference != b.kem_preference);
+  differ("server.handshake_deadline_ms", a.handshake_deadline != b.handshake_deadline);
+  differ("server.offer_lifetime_ms", a.offer_lifetime != b.offer_lifetime);
+  differ("server.idle_frame_deadline_ms", a.idle_frame_deadline != b.idle_frame_deadline);
+  differ("server.max_sessions", a.max_sessions != b.max_sessions);
+  differ("server.max_pending_links", a.max_pending_links != b.max_pending_links);
+  differ("server.key_update_messages", a.key_update_messages != b.key_update_messages);
+  differ("server.key_update_seconds", a.key_update_seconds != b.key_update_seconds);
+  differ("server.timestamp_window_ms", a.timestamp_window_ms != b.timestamp_window_ms);
+  differ("server.threads", a.threads != b.threads);
+  const Limits& la = a.limits;
+  const Limits& lb = b.limits;
+  differ("limits", la.max_frame_body != lb.max_frame_body || la.max_message != lb.max_message ||
+                       la.max_segments != lb.max_segments || la.max_reassemblies != lb.max_reassemblies ||
+                       la.max_nodes_per_request != lb.max_nodes_per_request ||
+                       la.max_json_depth != lb.max_json_depth || la.max_links != lb.max_links);
+  return out;
 }
 
 LoadedConfig load_config(const std::string& path) {
