@@ -265,7 +265,9 @@ int main(int argc, char** argv) {
         notes.push_back(n);
         if (!o.json) {
           for (const auto& v : n["values"]) {
-            std::cout << "[" << seen << "] " << v.value("id", "?") << " = " << show(v.value("value", Json())) << "\n";
+            const int st = v.value("status", 0);
+            std::cout << "[" << seen << "] " << v.value("id", "?") << " = "
+                      << (st == 0 ? show(v.value("value", Json())) : "error: " + status_text(st)) << "\n";
           }
           std::cout.flush();
         }

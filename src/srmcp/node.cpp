@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <numbers>
 #include <random>
@@ -120,6 +122,14 @@ int code(Status s) {
   return static_cast<int>(s);
 }
 
+// What a backend gave, as a client may see it: a value of the wrong type means a broken backend.
+ReadResult checked_read(ValueType type, ReadResult r) {
+  if (r.status != Status::ok) return ReadResult{r.status, nullptr, r.timestamp};
+  if (!value_matches(type, r.value)) return ReadResult{Status::backend_error, nullptr, r.timestamp};
+  r.value = normalize(type, r.value);
+  return r;
+}
+
 }  // namespace
 
 // ---- NodeStore ---------------------------------------------------------------------------------
@@ -144,18 +154,11 @@ struct NodeStore::Node {
 ReadResult NodeStore::Node::read_value() const {
   std::lock_guard lock(mu);
   if (!spec.read) return ReadResult{Status::ok, value, ts};
-  ReadResult r;
   try {
-    r = spec.read();
+    return checked_read(spec.type, spec.read());
   } catch (...) {
     return ReadResult{Status::backend_error, nullptr, std::chrono::system_clock::now()};
   }
-  if (r.status != Status::ok) return ReadResult{r.status, nullptr, r.timestamp};
-  // A backend that returns a value of the wrong type is broken; clients must not see it.
-  if (!value_matches(spec.type, r.value))
-    return ReadResult{Status::backend_error, nullptr, r.timestamp};
-  r.value = normalize(spec.type, r.value);
-  return r;
 }
 
 NodeStore::NodeStore() = default;
@@ -194,9 +197,15 @@ void NodeStore::add(NodeSpec spec) {
       value = default_value(spec.type);
     }
     // A write to memory would never be seen through a Read callable.
-    if (spec.read && !spec.write && !spec.writers.empty()) {
+    if ((spec.read || spec.read_async) && !(spec.write || spec.write_async) && !spec.writers.empty()) {
       throw std::invalid_argument("node '" + spec.id +
                                   "': writers but a Read callable without a Write callable");
+    }
+    if ((spec.read && spec.read_async) || (spec.write && spec.write_async)) {
+      throw std::invalid_argument("node '" + spec.id + "': both a callable and one that waits");
+    }
+    if (spec.write_async && !spec.read_async) {
+      throw std::invalid_argument("node '" + spec.id + "': a Write callable that waits needs one for Read");
     }
   }
   auto node = std::make_unique<Node>(std::move(spec));
@@ -266,34 +275,76 @@ struct NodeStore::ReadEntry {
   ReadResult result;
 };
 
-std::vector<NodeStore::ReadEntry> NodeStore::read_entries(const std::vector<std::string>& ids,
-                                                          const Principal& who) const {
-  std::vector<ReadEntry> out;
-  out.reserve(ids.size());
-  for (const auto& id : ids) {
-    ReadEntry e{&id, std::nullopt, ReadResult{Status::ok, nullptr, std::chrono::system_clock::now()}};
-    const auto it = nodes_.find(id);
+// A READ in progress. `pending` counts the backends still to answer plus one for the caller
+// while it starts them; whoever brings it to zero finishes the READ (the caller itself when
+// every node answered at once, then without calling `finish`).
+struct NodeStore::PendingRead {
+  std::vector<std::string> ids;  // owned: the request may be gone when a backend answers
+  std::vector<ReadEntry> entries;
+  std::atomic<std::size_t> pending{1};
+  ReadFinish finish;
+
+  void answered() {
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(*this);
+  }
+};
+
+std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<std::string>& ids,
+                                                              const Principal& who, ReadFinish finish,
+                                                              bool& done_now) const {
+  auto st = std::make_shared<PendingRead>();
+  st->ids = ids;
+  st->finish = std::move(finish);
+  st->entries.reserve(ids.size());
+  for (const auto& id : st->ids) {
+    st->entries.push_back(ReadEntry{&id, std::nullopt, ReadResult{Status::ok, nullptr, std::chrono::system_clock::now()}});
+  }
+  for (std::size_t i = 0; i < st->ids.size(); ++i) {
+    ReadEntry& e = st->entries[i];
+    const auto it = nodes_.find(st->ids[i]);
     if (it == nodes_.end()) {
       e.result.status = Status::unknown_node;
-    } else {
-      const Node& n = *it->second;
-      e.type = n.spec.type;
-      if (n.is_folder()) {
-        e.result.status = Status::not_readable;
-      } else if (!acl_allows(n.spec.readers, who)) {
-        e.result.status = Status::access_denied;
-      } else {
-        e.result = n.read_value();
-      }
+      continue;
     }
-    out.push_back(std::move(e));
+    const Node& n = *it->second;
+    e.type = n.spec.type;
+    if (n.is_folder()) {
+      e.result.status = Status::not_readable;
+    } else if (!acl_allows(n.spec.readers, who)) {
+      e.result.status = Status::access_denied;
+    } else if (n.spec.read_async) {
+      st->pending.fetch_add(1, std::memory_order_relaxed);
+      const ValueType type = n.spec.type;
+      try {
+        n.spec.read_async([st, i, type](ReadResult r) {
+          st->entries[i].result = checked_read(type, std::move(r));
+          st->answered();
+        });
+      } catch (...) {
+        e.result = ReadResult{Status::backend_error, nullptr, std::chrono::system_clock::now()};
+        st->answered();
+      }
+    } else {
+      e.result = n.read_value();
+    }
   }
-  return out;
+  done_now = st->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  return st;
+}
+
+std::shared_ptr<NodeStore::PendingRead> NodeStore::read_and_wait(const std::vector<std::string>& ids,
+                                                                 const Principal& who) const {
+  auto finished = std::make_shared<std::promise<void>>();
+  bool done_now = false;
+  auto st = start_read(ids, who, [finished](PendingRead&) { finished->set_value(); }, done_now);
+  if (!done_now) finished->get_future().wait();
+  return st;
 }
 
 Json NodeStore::read(const std::vector<std::string>& ids, const Principal& who) const {
   Json values = Json::array();
-  for (auto& e : read_entries(ids, who)) {
+  const auto st = read_and_wait(ids, who);  // owns the entries (and the ids they point to)
+  for (auto& e : st->entries) {
     Json entry{{"id", *e.id}};
     if (e.type) entry["type"] = type_name(*e.type);
     if (e.result.status == Status::ok) entry["value"] = std::move(e.result.value);
@@ -303,13 +354,12 @@ Json NodeStore::read(const std::vector<std::string>& ids, const Principal& who) 
   }
   return Json{{"values", std::move(values)}};
 }
-
-void NodeStore::read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out) const {
+void NodeStore::append_read_text(const PendingRead& st, std::string& out) {
   // The same JSON as read(), written directly (keys in dump()'s order: id, status, ts_ms, type,
   // value): a READ of ten nodes otherwise builds and frees some fifty small objects.
   out += "{\"values\":[";
   bool first = true;
-  for (const auto& e : read_entries(ids, who)) {
+  for (const auto& e : st.entries) {
     out += first ? "{\"id\":" : ",{\"id\":";
     first = false;
     append_json_string(out, *e.id);
@@ -331,58 +381,38 @@ void NodeStore::read_text(const std::vector<std::string>& ids, const Principal& 
   out += "]}";
 }
 
-Json NodeStore::write(const std::vector<std::pair<std::string, Json>>& values,
-                      const Principal& who) {
-  Json results = Json::array();
-  for (const auto& [id, value] : values) {
-    Json entry{{"id", id}};
-    const auto it = nodes_.find(id);
-    Status status = Status::ok;
-    Json stored;
-    if (it == nodes_.end()) {
-      status = Status::unknown_node;
-    } else {
-      Node& n = *it->second;
-      if (n.is_folder() || n.spec.writers.empty()) {
-        status = Status::not_writable;
-      } else if (!acl_allows(n.spec.writers, who)) {
-        status = Status::access_denied;
-      } else if (!value_matches(n.spec.type, value)) {
-        status = Status::type_mismatch;
-      } else {
-        std::lock_guard lock(n.mu);
-        const Json v = normalize(n.spec.type, value);
-        if (n.spec.write) {
-          try {
-            WriteResult w = n.spec.write(v);
-            status = w.status;
-            stored = std::move(w.stored);
-          } catch (...) {
-            status = Status::backend_error;
-          }
-          // A backend that reports storing a value of the wrong type is broken.
-          if (status == Status::ok && !value_matches(n.spec.type, stored))
-            status = Status::backend_error;
-          if (status == Status::ok) {
-            stored = normalize(n.spec.type, stored);
-            // With memory reads the stored value is what later reads return.
-            if (!n.spec.read) {
-              n.value = stored;
-              n.ts = std::chrono::system_clock::now();
-            }
-          }
-        } else {
-          n.value = v;
-          n.ts = std::chrono::system_clock::now();
-          stored = v;
-        }
-      }
-    }
-    if (status == Status::ok) entry["value"] = std::move(stored);
-    entry["status"] = code(status);
-    results.push_back(std::move(entry));
-  }
-  return Json{{"values", std::move(results)}};
+void NodeStore::read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out) const {
+  append_read_text(*read_and_wait(ids, who), out);
+}
+
+bool NodeStore::read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out,
+                          TextDone later) const {
+  bool done_now = false;
+  auto st = start_read(
+      ids, who,
+      [later = std::move(later)](PendingRead& p) {
+        std::string text;
+        append_read_text(p, text);
+        later(std::move(text));
+      },
+      done_now);
+  if (done_now) append_read_text(*st, out);
+  return done_now;
+}
+
+bool NodeStore::read_results(const std::vector<std::string>& ids, const Principal& who,
+                             std::vector<ReadResult>& out, ResultsDone later) const {
+  const auto results = [](PendingRead& p) {
+    std::vector<ReadResult> r;
+    r.reserve(p.entries.size());
+    for (auto& e : p.entries) r.push_back(std::move(e.result));
+    return r;
+  };
+  bool done_now = false;
+  auto st = start_read(
+      ids, who, [later = std::move(later), results](PendingRead& p) { later(results(p)); }, done_now);
+  if (done_now) out = results(*st);
+  return done_now;
 }
 
 std::optional<ReadResult> NodeStore::read_one(const std::string& id, const Principal& who) const {
@@ -390,7 +420,164 @@ std::optional<ReadResult> NodeStore::read_one(const std::string& id, const Princ
   if (it == nodes_.end()) return std::nullopt;
   const Node& n = *it->second;
   if (n.is_folder() || !acl_allows(n.spec.readers, who)) return std::nullopt;
-  return n.read_value();
+  const auto st = read_and_wait({id}, who);
+  return std::move(st->entries.front().result);
+}
+
+std::optional<std::pair<std::string, Status>> NodeStore::check_readable(const std::vector<std::string>& ids,
+                                                                        const Principal& who) const {
+  for (const auto& id : ids) {
+    const auto it = nodes_.find(id);
+    if (it == nodes_.end()) return std::pair{id, Status::unknown_node};
+    if (it->second->is_folder()) return std::pair{id, Status::not_readable};
+    if (!acl_allows(it->second->spec.readers, who)) return std::pair{id, Status::access_denied};
+  }
+  return std::nullopt;
+}
+
+// ---- WRITE -------------------------------------------------------------------------------------
+
+struct NodeStore::WriteEntry {
+  std::string id;
+  Status status = Status::ok;
+  Json stored;
+};
+
+// A WRITE in progress; the same counting as PendingRead.
+struct NodeStore::PendingWrite {
+  std::vector<WriteEntry> entries;
+  std::atomic<std::size_t> pending{1};
+  WriteFinish finish;
+
+  void answered() {
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(*this);
+  }
+};
+
+namespace {
+
+// What a Write callable reported, as a client may see it.
+WriteResult checked_write(ValueType type, WriteResult w) {
+  // A backend that reports storing a value of the wrong type is broken.
+  if (w.status == Status::ok && !value_matches(type, w.stored)) w.status = Status::backend_error;
+  if (w.status != Status::ok) return WriteResult{w.status, nullptr};
+  w.stored = normalize(type, w.stored);
+  return w;
+}
+
+}  // namespace
+
+std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vector<std::pair<std::string, Json>>& values,
+                                                                const Principal& who, WriteFinish finish,
+                                                                bool& done_now) {
+  auto st = std::make_shared<PendingWrite>();
+  st->finish = std::move(finish);
+  st->entries.resize(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto& [id, value] = values[i];
+    WriteEntry& e = st->entries[i];
+    e.id = id;
+    const auto it = nodes_.find(id);
+    if (it == nodes_.end()) {
+      e.status = Status::unknown_node;
+      continue;
+    }
+    Node& n = *it->second;
+    if (n.is_folder() || n.spec.writers.empty()) {
+      e.status = Status::not_writable;
+    } else if (!acl_allows(n.spec.writers, who)) {
+      e.status = Status::access_denied;
+    } else if (!value_matches(n.spec.type, value)) {
+      e.status = Status::type_mismatch;
+    } else if (n.spec.write_async) {
+      st->pending.fetch_add(1, std::memory_order_relaxed);
+      const ValueType type = n.spec.type;
+      try {
+        n.spec.write_async(normalize(type, value), [st, i, type](WriteResult w) {
+          w = checked_write(type, std::move(w));
+          st->entries[i].status = w.status;
+          st->entries[i].stored = std::move(w.stored);
+          st->answered();
+        });
+      } catch (...) {
+        e.status = Status::backend_error;
+        st->answered();
+      }
+    } else {
+      std::lock_guard lock(n.mu);
+      const Json v = normalize(n.spec.type, value);
+      if (n.spec.write) {
+        WriteResult w;
+        try {
+          w = n.spec.write(v);
+        } catch (...) {
+          w.status = Status::backend_error;
+        }
+        w = checked_write(n.spec.type, std::move(w));
+        e.status = w.status;
+        e.stored = std::move(w.stored);
+        // With memory reads the stored value is what later reads return.
+        if (e.status == Status::ok && !n.spec.read) {
+          n.value = e.stored;
+          n.ts = std::chrono::system_clock::now();
+        }
+      } else {
+        n.value = v;
+        n.ts = std::chrono::system_clock::now();
+        e.stored = v;
+      }
+    }
+  }
+  done_now = st->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+  return st;
+}
+
+void NodeStore::append_write_text(const PendingWrite& st, std::string& out) {
+  out += "{\"values\":[";
+  bool first = true;
+  for (const auto& e : st.entries) {
+    out += first ? "{\"id\":" : ",{\"id\":";
+    first = false;
+    append_json_string(out, e.id);
+    out += ",\"status\":";
+    out += std::to_string(code(e.status));
+    if (e.status == Status::ok) {
+      out += ",\"value\":";
+      append_json(out, e.stored);
+    }
+    out += '}';
+  }
+  out += "]}";
+}
+
+Json NodeStore::write(const std::vector<std::pair<std::string, Json>>& values, const Principal& who) {
+  auto finished = std::make_shared<std::promise<void>>();
+  bool done_now = false;
+  auto st = start_write(values, who, [finished](PendingWrite&) { finished->set_value(); }, done_now);
+  if (!done_now) finished->get_future().wait();
+  Json results = Json::array();
+  for (auto& e : st->entries) {
+    Json entry{{"id", e.id}};
+    if (e.status == Status::ok) entry["value"] = std::move(e.stored);
+    entry["status"] = code(e.status);
+    results.push_back(std::move(entry));
+  }
+  return Json{{"values", std::move(results)}};
+}
+
+bool NodeStore::write_text(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
+                           std::string& out, TextDone later) {
+  bool done_now = false;
+  auto st = start_write(
+      values, who,
+      [later = std::move(later)](PendingWrite& p) {
+        std::string text;
+        append_write_text(p, text);
+        later(std::move(text));
+      },
+      done_now);
+  if (done_now) append_write_text(*st, out);
+  return done_now;
 }
 
 // ---- simulated signals -------------------------------------------------------------------------

@@ -46,15 +46,27 @@ class ServerSession;
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Impl(asio::io_context& io_, ServerConfig config_, std::shared_ptr<NodeStore> nodes_,
        std::vector<asio::io_context*> contexts_)
-      : io(io_), contexts(std::move(contexts_)), config(std::move(config_)), nodes(std::move(nodes_)), acceptor(io_) {
+      : io(io_), contexts(std::move(contexts_)), config(std::move(config_)), acceptor(io_), nodes_(std::move(nodes_)) {
     if (contexts.empty()) contexts.push_back(&io);
   }
+
+  // The node store, replaced as a whole by a reload (set_nodes). Sessions keep their copy and
+  // look at the generation before each request, so the hot path takes no lock.
+  std::shared_ptr<NodeStore> nodes() {
+    std::lock_guard lock(nodes_mutex_);
+    return nodes_;
+  }
+  void set_nodes(std::shared_ptr<NodeStore> n) {
+    std::lock_guard lock(nodes_mutex_);
+    nodes_ = std::move(n);
+    nodes_generation.fetch_add(1, std::memory_order_release);
+  }
+  std::atomic<std::uint64_t> nodes_generation{0};
 
   asio::io_context& io;
   std::vector<asio::io_context*> contexts;  // sessions are spread over these, round robin
   std::size_t next_context = 0;             // used only by accept_loop
   ServerConfig config;
-  std::shared_ptr<NodeStore> nodes;
   std::optional<asio::ssl::context> tls;
   Tcp::acceptor acceptor;
   bool stopping = false;
@@ -69,6 +81,12 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> closed_on_error{0};
   std::atomic<std::uint32_t> pending_offers{0};
+
+ private:
+  std::mutex nodes_mutex_;
+  std::shared_ptr<NodeStore> nodes_;
+
+ public:
 
   awaitable<void> accept_loop();
   void forget(const std::shared_ptr<ServerSession>& s) {
@@ -110,7 +128,10 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   awaitable<bool> handshake(Link& control);
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void handle(Link& link, Message m);
-  std::string dispatch(const MessageHeader& h, const Json& body);  // the response body (JSON text)
+  // The response body (JSON text), or nullopt when a backend answers later (deferred_reply).
+  std::optional<std::string> dispatch(const MessageHeader& h, const Json& body);
+  NodeStore::TextDone deferred_reply(std::uint32_t tid, MessageType type);
+  NodeStore& nodes();
   void reply(std::uint32_t tid, MessageType type, Status status, const Json& body);
   void reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text);
   Json open_link_offer(std::uint32_t tid);
@@ -128,6 +149,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   std::optional<Key> link_key_;
   std::uint32_t next_link_id_ = 1;
   std::uint32_t pending_links_ = 0;
+  std::shared_ptr<NodeStore> nodes_;
+  std::uint64_t nodes_generation_ = ~std::uint64_t{0};
   std::map<std::uint64_t, Subscription> subscriptions_;
   std::uint64_t next_subscription_ = 1;
   bool closed_ = false;
@@ -344,7 +367,7 @@ void ServerSession::handle(Link& link, Message m) {
     const Json body = h.type == MessageType::close ? Json::object()
                                                    : parse_json_body(m.body, endpoint_->limits(), h.tid);
     if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
-    reply_text(h.tid, h.type, Status::ok, dispatch(h, body));
+    if (auto text = dispatch(h, body)) reply_text(h.tid, h.type, Status::ok, *text);
     if (h.type == MessageType::close) close();
   } catch (const ProtocolError& e) {
     reply(h.tid, MessageType::error, e.status(), status_body(e.what()));
@@ -353,9 +376,27 @@ void ServerSession::handle(Link& link, Message m) {
   }
 }
 
-std::string ServerSession::dispatch(const MessageHeader& h, const Json& body) {
+NodeStore& ServerSession::nodes() {
+  const auto generation = server_->nodes_generation.load(std::memory_order_acquire);
+  if (generation != nodes_generation_) {
+    nodes_ = server_->nodes();
+    nodes_generation_ = generation;
+  }
+  return *nodes_;
+}
+
+// Where a backend's late answer goes: back onto the session's strand, as the reply to `tid`.
+NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType type) {
+  return [self = shared_from_this(), tid, type](std::string text) {
+    asio::post(self->strand_, [self, tid, type, text = std::move(text)] {
+      self->reply_text(tid, type, Status::ok, text);
+    });
+  };
+}
+
+std::optional<std::string> ServerSession::dispatch(const MessageHeader& h, const Json& body) {
   const Limits& limits = endpoint_->limits();
-  auto& nodes = *server_->nodes;
+  auto& nodes = this->nodes();
   switch (h.type) {
     case MessageType::browse: {
       const auto r = decode_browse(body, h.tid);
@@ -365,11 +406,18 @@ std::string ServerSession::dispatch(const MessageHeader& h, const Json& body) {
       // The hot path: the result is written as text directly, without a Json value in between.
       std::string text;
       text.reserve(512);
-      nodes.read_text(decode_read(body, limits, h.tid).ids, principal_, text);
-      return text;
+      if (nodes.read_text(decode_read(body, limits, h.tid).ids, principal_, text, deferred_reply(h.tid, h.type))) {
+        return text;
+      }
+      return std::nullopt;
     }
-    case MessageType::write:
-      return to_json_text(nodes.write(decode_write(body, limits, h.tid).values, principal_));
+    case MessageType::write: {
+      std::string text;
+      if (nodes.write_text(decode_write(body, limits, h.tid).values, principal_, text, deferred_reply(h.tid, h.type))) {
+        return text;
+      }
+      return std::nullopt;
+    }
     case MessageType::subscribe:
       return to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));
     case MessageType::unsubscribe: {
@@ -543,12 +591,8 @@ Json ServerSession::subscribe(const SubscribeRequest& request) {
   Subscription s;
   s.ids = request.ids;
   // Check every id now, so a bad subscription fails at once rather than in notifications.
-  const Json check = server_->nodes->read(s.ids, principal_);
-  for (const auto& v : check["values"]) {
-    if (v["status"].get<int>() != 0) {
-      throw ProtocolError(Action::reply, static_cast<Status>(v["status"].get<int>()),
-                          "cannot subscribe to '" + v["id"].get<std::string>() + "'");
-    }
+  if (const auto bad = nodes().check_readable(s.ids, principal_)) {
+    throw ProtocolError(Action::reply, bad->second, "cannot subscribe to '" + bad->first + "'");
   }
   // "On change" (0) is sampled every 50 ms.
   s.on_change = request.interval_ms == 0;
@@ -565,22 +609,40 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
   while (!closed_) {
     auto it = subscriptions_.find(id);
     if (it == subscriptions_.end()) break;
+    const std::vector<std::string> ids = it->second.ids;
+    // Sample every node; backends that wait answer through `box` and wake `waiter`.
+    std::vector<ReadResult> results;
+    auto box = std::make_shared<std::vector<ReadResult>>();
+    auto waiter = std::make_shared<asio::steady_timer>(strand_, Clock::time_point::max());
+    const bool now = nodes().read_results(ids, principal_, results, [box, waiter, strand = strand_](auto r) {
+      asio::post(strand, [box, waiter, r = std::move(r)]() mutable {
+        *box = std::move(r);
+        waiter->cancel();
+      });
+    });
+    if (!now) {
+      asio::error_code ec;
+      co_await waiter->async_wait(asio::redirect_error(use_awaitable, ec));
+      results = std::move(*box);
+    }
+    it = subscriptions_.find(id);
+    if (closed_ || it == subscriptions_.end()) break;
     Subscription& s = it->second;
-    const bool on_change = s.on_change;
     Json values = Json::array();
-    for (const auto& node : s.ids) {
-      auto r = server_->nodes->read_one(node, principal_);
-      if (!r) continue;
-      const Json v = r->value;
-      auto prev = s.last.find(node);
-      if (on_change && prev != s.last.end() && prev->second == v) continue;
-      s.last[node] = v;
-      values.push_back(Json{{"id", node},
-                            {"value", v},
-                            {"status", static_cast<int>(r->status)},
-                            {"ts_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                          r->timestamp.time_since_epoch())
-                                          .count()}});
+    for (std::size_t i = 0; i < ids.size() && i < results.size(); ++i) {
+      const ReadResult& r = results[i];
+      // Gone since SUBSCRIBE (a reload): nothing to say about it.
+      if (r.status == Status::unknown_node || r.status == Status::not_readable || r.status == Status::access_denied) continue;
+      // What "changed" compares: the value, or the failure (a failing node is reported once).
+      Json seen = r.status == Status::ok ? r.value : Json{{"status", static_cast<int>(r.status)}};
+      auto prev = s.last.find(ids[i]);
+      if (s.on_change && prev != s.last.end() && prev->second == seen) continue;
+      s.last[ids[i]] = std::move(seen);
+      Json entry{{"id", ids[i]},
+                 {"status", static_cast<int>(r.status)},
+                 {"ts_ms", std::chrono::duration_cast<std::chrono::milliseconds>(r.timestamp.time_since_epoch()).count()}};
+      if (r.status == Status::ok) entry["value"] = r.value;
+      values.push_back(std::move(entry));
     }
     if (!values.empty()) {
       const std::string text = to_json_text(Json{{"subscription", id}, {"values", values}});
@@ -604,6 +666,8 @@ void ServerSession::close() {
 }
 
 // ---- Server --------------------------------------------------------------------------------------
+
+void Server::set_nodes(std::shared_ptr<NodeStore> nodes) { impl_->set_nodes(std::move(nodes)); }
 
 Server::Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeStore> nodes,
                std::vector<asio::io_context*> session_contexts)

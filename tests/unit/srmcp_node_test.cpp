@@ -189,7 +189,10 @@ TEST(SrmcpNode, ReadTextEqualsRead_S9) {
     store.read_text(ids, who, text);
     Json got = Json::parse(text);
     ASSERT_EQ(got["values"].size(), ids.size());
-    got["values"][6]["ts_ms"] = expected["values"][6]["ts_ms"];
+    // Entries without a value are stamped with the time of the read: the two calls may differ.
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (got["values"][i]["status"] != 0) got["values"][i]["ts_ms"] = expected["values"][i]["ts_ms"];
+    }
     EXPECT_EQ(got, expected) << text;
   }
 }

@@ -2,8 +2,9 @@
 //
 // Each node has an id, a name, a type, parents and children, a description, access rights and a
 // backend: the Read and Write callables of the published design. Backends shipped here: memory
-// (the value lives in the node) and simulated signals (computed from the clock); the application
-// can supply its own callables.
+// (the value lives in the node), simulated signals (computed from the clock) and Modbus TCP
+// devices (modbus_gateway.hpp, whose callables complete later, from the device's thread); the
+// application can supply its own callables of either kind.
 #pragma once
 
 #include <chrono>
@@ -59,6 +60,14 @@ struct WriteResult {
 using ReadFn = std::function<ReadResult()>;
 using WriteFn = std::function<WriteResult(const Json& value)>;
 
+/// Callables of a backend that waits (a remote device): they start the operation and return; the
+/// backend calls `done` exactly once, from any thread, possibly before returning (a cached
+/// value). They are called without any lock held, so the backend serialises its own work.
+using ReadDone = std::function<void(ReadResult)>;
+using WriteDone = std::function<void(WriteResult)>;
+using AsyncReadFn = std::function<void(ReadDone done)>;
+using AsyncWriteFn = std::function<void(const Json& value, WriteDone done)>;
+
 /// Everything needed to create a node.
 struct NodeSpec {
   std::string id;  ///< unique, 1..128 printable ASCII characters, no spaces
@@ -72,11 +81,18 @@ struct NodeSpec {
   Json initial;   ///< initial value of a memory node
   ReadFn read;    ///< null = memory backend
   WriteFn write;  ///< null = memory backend (if writers is non-empty)
+  AsyncReadFn read_async;    ///< instead of `read`, for a backend that waits
+  AsyncWriteFn write_async;  ///< instead of `write`; needs read_async
 };
 
 /// The node store: fixed structure after construction, values guarded per node, safe to use from
-/// several threads. All functions produce the JSON bodies of §9. The callables of one node are
-/// never called concurrently (the node's mutex is held around them).
+/// several threads. All functions produce the JSON bodies of §9. The synchronous callables of one
+/// node are never called concurrently (the node's mutex is held around them).
+///
+/// READ and WRITE come in two forms. The forms with a `later` completion never block: if every
+/// node answers at once they append the body to `out` and return true; otherwise they return
+/// false and `later` gets the body once the slowest backend has answered (on that backend's
+/// thread). The plain forms wait for backends that wait (tests, tools; not the server).
 class NodeStore {
  public:
   NodeStore();
@@ -106,18 +122,44 @@ class NodeStore {
   /// The same READ result as compact JSON text appended to `out` (what the server sends; cheaper
   /// than building the Json value and serialising it).
   void read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out) const;
+  using TextDone = std::function<void(std::string text)>;
+  bool read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out,
+                 TextDone later) const;
 
   /// WRITE (§9): `{"values": [{"id","value","status"}...]}` with the stored value echoed.
   /// Per-node failures: UNKNOWN_NODE, NOT_WRITABLE, ACCESS_DENIED, TYPE_MISMATCH, BACKEND_ERROR.
   Json write(const std::vector<std::pair<std::string, Json>>& values, const Principal& who);
+  /// The same WRITE result as compact JSON text (what the server sends).
+  bool write_text(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
+                  std::string& out, TextDone later);
 
   /// Reads one node for a subscription; nullopt if unknown or not readable by `who`.
   std::optional<ReadResult> read_one(const std::string& id, const Principal& who) const;
+  /// Reads for a subscription, without blocking: one result per id, in order (UNKNOWN_NODE,
+  /// NOT_READABLE or ACCESS_DENIED for ids that cannot be read).
+  using ResultsDone = std::function<void(std::vector<ReadResult>)>;
+  bool read_results(const std::vector<std::string>& ids, const Principal& who, std::vector<ReadResult>& out,
+                    ResultsDone later) const;
+  /// The first id of `ids` that `who` cannot read, with the status a READ would give it; nullopt if
+  /// every one is readable. Calls no backend.
+  std::optional<std::pair<std::string, Status>> check_readable(const std::vector<std::string>& ids,
+                                                               const Principal& who) const;
 
  private:
   struct Node;
   struct ReadEntry;
-  std::vector<ReadEntry> read_entries(const std::vector<std::string>& ids, const Principal& who) const;
+  struct PendingRead;
+  struct WriteEntry;
+  struct PendingWrite;
+  using ReadFinish = std::function<void(PendingRead&)>;
+  using WriteFinish = std::function<void(PendingWrite&)>;
+  std::shared_ptr<PendingRead> start_read(const std::vector<std::string>& ids, const Principal& who,
+                                          ReadFinish finish, bool& done_now) const;
+  std::shared_ptr<PendingRead> read_and_wait(const std::vector<std::string>& ids, const Principal& who) const;
+  std::shared_ptr<PendingWrite> start_write(const std::vector<std::pair<std::string, Json>>& values,
+                                            const Principal& who, WriteFinish finish, bool& done_now);
+  static void append_read_text(const PendingRead& st, std::string& out);
+  static void append_write_text(const PendingWrite& st, std::string& out);
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> top_level_;
 };

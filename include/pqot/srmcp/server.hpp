@@ -39,6 +39,10 @@ class Server {
   void start();
   /// Stops accepting and closes every session and pending link listener.
   void stop();
+  /// Replaces the node tree (a configuration reload): requests that arrive afterwards use the new
+  /// store; requests in progress finish on the old one, which lives as long as they do.
+  /// Subscriptions carry on with the same ids (ids that no longer exist are left out).
+  void set_nodes(std::shared_ptr<NodeStore> nodes);
   /// The bound port (useful when the configuration asked for port 0).
   std::uint16_t port() const;
   ServerStats stats() const;
