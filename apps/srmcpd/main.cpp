@@ -9,11 +9,24 @@
 #include <thread>
 
 #include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/modbus_gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
 using namespace pqot::srmcp;
 
 namespace {
+
+// What the command line overrides in the file; applied again on every reload.
+struct Overrides {
+  std::string listen, ca, cert, key, log_level;
+  unsigned threads = 0;
+};
+
+// The nodes of a configuration and the Modbus devices behind them.
+struct Plant {
+  std::unique_ptr<modbus::Gateway> gateway;
+  std::shared_ptr<NodeStore> nodes;
+};
 
 void split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
   const auto colon = text.rfind(':');
@@ -40,21 +53,50 @@ void raise_descriptor_limit(const pqot::srmcp::ServerConfig& cfg) {
   }
 }
 
+LoadedConfig load(const std::string& file, const Overrides& o) {
+  LoadedConfig loaded = load_config(file);
+  auto& s = loaded.server;
+  if (!o.listen.empty()) split_host_port(o.listen, s.listen_host, s.listen_port);
+  if (!o.ca.empty()) s.ca_file = o.ca;
+  if (!o.cert.empty()) s.cert_file = o.cert;
+  if (!o.key.empty()) s.key_file = o.key;
+  if (o.threads != 0) s.threads = o.threads;
+  if (!o.log_level.empty()) s.log_level = o.log_level;
+  for (const auto* f : {&s.ca_file, &s.cert_file, &s.key_file}) {
+    if (f->empty()) throw ConfigError(file + ": ca, cert and key are required (in [server] or as flags)");
+  }
+  return loaded;
+}
+
+Plant build_plant(const LoadedConfig& loaded) {
+  Plant p;
+  p.gateway = std::make_unique<modbus::Gateway>(loaded.devices);
+  p.nodes = modbus::build_node_store(loaded, *p.gateway);
+  return p;
+}
+
+void apply_log_level(const std::string& name) {
+  const auto level = spdlog::level::from_str(name);
+  spdlog::set_level(level == spdlog::level::off && name != "off" ? spdlog::level::info : level);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"srmcpd: SRMCP v2 server (mutual TLS 1.3, ML-KEM / X-Wing inner keys, data links)"};
-  std::string config_file, listen, ca, cert, key, log_level;
-  unsigned threads = 0;
+  std::string config_file;
+  Overrides o;
   bool check_only = false;
   app.add_option("--config", config_file, "Configuration file (TOML, docs/srmcpd.md)")->required();
-  app.add_option("--listen", listen, "HOST:PORT to listen on (overrides [server] listen; port 0 = any)");
-  app.add_option("--ca", ca, "CA certificate clients must chain to (overrides [server] ca)");
-  app.add_option("--cert", cert, "Server certificate chain (overrides [server] cert)");
-  app.add_option("--key", key, "Server private key (overrides [server] key)");
-  app.add_option("--threads", threads, "I/O threads (overrides [server] threads)")->check(CLI::Range(1u, 64u));
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error (overrides [server] log_level)");
+  app.add_option("--listen", o.listen, "HOST:PORT to listen on (overrides [server] listen; port 0 = any)");
+  app.add_option("--ca", o.ca, "CA certificate clients must chain to (overrides [server] ca)");
+  app.add_option("--cert", o.cert, "Server certificate chain (overrides [server] cert)");
+  app.add_option("--key", o.key, "Server private key (overrides [server] key)");
+  app.add_option("--threads", o.threads, "I/O threads (overrides [server] threads)")->check(CLI::Range(1u, 64u));
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error (overrides [server] log_level)");
   app.add_flag("--check-config", check_only, "Validate the configuration and exit (0 = valid, 2 = not)");
+  app.footer("Signals: SIGTERM/SIGINT stop cleanly; SIGHUP reloads the nodes, devices and log level "
+             "(docs/srmcpd.md, \"Reloading\").");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -65,33 +107,22 @@ int main(int argc, char** argv) {
   }
 
   LoadedConfig loaded;
-  auto nodes = std::make_shared<NodeStore>();
+  Plant plant;
   try {
-    loaded = load_config(config_file);
-    auto& s = loaded.server;
-    if (!listen.empty()) split_host_port(listen, s.listen_host, s.listen_port);
-    if (!ca.empty()) s.ca_file = ca;
-    if (!cert.empty()) s.cert_file = cert;
-    if (!key.empty()) s.key_file = key;
-    if (threads != 0) s.threads = threads;
-    if (!log_level.empty()) s.log_level = log_level;
-    for (auto& n : loaded.nodes) nodes->add(std::move(n));
-    for (const auto* f : {&s.ca_file, &s.cert_file, &s.key_file}) {
-      if (f->empty()) throw ConfigError(config_file + ": ca, cert and key are required (in [server] or as flags)");
-    }
+    loaded = load(config_file, o);
+    plant = build_plant(loaded);  // connects to nothing yet
   } catch (const std::exception& e) {
     std::cerr << "srmcpd: error: " << e.what() << "\n";
     return 2;
   }
-  const auto& cfg = loaded.server;
+  ServerConfig cfg = loaded.server;
   if (check_only) {
-    std::cout << config_file << ": OK: " << nodes->size() << " nodes, listen " << cfg.listen_host << ":"
-              << cfg.listen_port << "\n";
+    std::cout << config_file << ": OK: " << plant.nodes->size() << " nodes, " << loaded.devices.size()
+              << " Modbus devices, listen " << cfg.listen_host << ":" << cfg.listen_port << "\n";
     return 0;
   }
 
-  const auto level = spdlog::level::from_str(cfg.log_level);
-  spdlog::set_level(level == spdlog::level::off && cfg.log_level != "off" ? spdlog::level::info : level);
+  apply_log_level(cfg.log_level);
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 
   // One io_context per thread: the listener and signals on the first, sessions spread over all.
@@ -102,15 +133,16 @@ int main(int argc, char** argv) {
   for (auto& c : contexts) session_contexts.push_back(c.get());
   asio::io_context& io = *contexts.front();
   raise_descriptor_limit(cfg);
-  Server server(io, cfg, nodes, session_contexts);
+  Server server(io, cfg, plant.nodes, session_contexts);
   try {
     server.start();
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;
   }
-  spdlog::info("srmcpd listening on {}:{} with {} nodes, {} threads", cfg.listen_host, server.port(), nodes->size(),
-               cfg.threads);
+  plant.gateway->start();
+  spdlog::info("srmcpd listening on {}:{} with {} nodes, {} Modbus devices, {} threads", cfg.listen_host,
+               server.port(), plant.nodes->size(), loaded.devices.size(), cfg.threads);
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const asio::error_code& ec, int sig) {
     if (ec) return;
@@ -122,6 +154,39 @@ int main(int argc, char** argv) {
       for (auto& c : contexts) c->stop();
     });
   });
+
+  // SIGHUP: reload the nodes and devices without dropping sessions (docs/srmcpd.md, "Reloading").
+  // The old devices keep answering requests already under way, then stop in the background.
+  std::vector<std::thread> retiring;
+  asio::signal_set hangup(io, SIGHUP);
+  std::function<void()> wait_hangup = [&] {
+    hangup.async_wait([&](const asio::error_code& ec, int) {
+      if (ec) return;
+      try {
+        LoadedConfig fresh = load(config_file, o);
+        Plant next = build_plant(fresh);
+        for (const auto& key : settings_needing_restart(cfg, fresh.server)) {
+          spdlog::warn("reload: {} changed; it takes effect after a restart", key);
+        }
+        next.gateway->start();
+        server.set_nodes(next.nodes);
+        if (fresh.server.log_level != cfg.log_level) {
+          apply_log_level(fresh.server.log_level);
+          cfg.log_level = fresh.server.log_level;
+        }
+        retiring.emplace_back([old = std::make_shared<Plant>(std::move(plant))] {
+          std::this_thread::sleep_for(std::chrono::seconds(2));  // requests under way finish first
+          old->gateway->stop();
+        });
+        plant = std::move(next);
+        spdlog::info("reloaded {}: {} nodes, {} Modbus devices", config_file, plant.nodes->size(), fresh.devices.size());
+      } catch (const std::exception& e) {
+        spdlog::error("reload failed, the running configuration stays: {}", e.what());
+      }
+      wait_hangup();
+    });
+  };
+  wait_hangup();
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> idle_guards;
   std::vector<std::thread> pool;
   for (std::size_t i = 1; i < contexts.size(); ++i) {
@@ -130,6 +195,9 @@ int main(int argc, char** argv) {
   }
   io.run();
   for (auto& t : pool) t.join();
+  // Devices stop before the event loops go away: their late answers are posted to those loops.
+  plant.gateway->stop();
+  for (auto& t : retiring) t.join();
   const auto st = server.stats();
   spdlog::info("srmcpd stopped: {} sessions, {} requests, {} errors", st.sessions_total, st.requests, st.errors);
   return 0;

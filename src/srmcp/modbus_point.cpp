@@ -2,6 +2,7 @@
 #include "pqot/srmcp/modbus_point.hpp"
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -99,6 +100,16 @@ std::pair<double, double> integer_range(DataType t) {
   }
 }
 
+// The double that prints like the float: 230.54f is shown as 230.54, not 230.5399932861328.
+double widen(float f) {
+  if (!std::isfinite(f)) return f;
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
+  double d = f;
+  if (ec == std::errc{}) std::from_chars(buf, end, d);
+  return d;
+}
+
 }  // namespace
 
 ValueType node_type_of(const Point& p) {
@@ -159,7 +170,7 @@ std::optional<Json> decode_registers(const Point& p, std::span<const std::uint16
     case DataType::uint16: number = static_cast<std::uint16_t>(raw); break;
     case DataType::int32: number = static_cast<std::int32_t>(raw); break;
     case DataType::uint32: number = static_cast<std::uint32_t>(raw); break;
-    case DataType::float32: number = std::bit_cast<float>(static_cast<std::uint32_t>(raw)); break;
+    case DataType::float32: number = widen(std::bit_cast<float>(static_cast<std::uint32_t>(raw))); break;
     case DataType::float64: number = std::bit_cast<double>(raw); break;
   }
   if (is_integer(p.type) && !is_scaled(p)) return Json(static_cast<std::int64_t>(number));

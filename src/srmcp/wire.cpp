@@ -51,6 +51,7 @@ std::string status_name(Status s) {
     case Status::backend_error: return "BACKEND_ERROR";
     case Status::internal: return "INTERNAL";
     case Status::shutting_down: return "SHUTTING_DOWN";
+    case Status::device_exception: return "DEVICE_EXCEPTION";
   }
   return "STATUS_" + std::to_string(static_cast<unsigned>(s));
 }

@@ -107,6 +107,8 @@ TEST(ModbusPoint, Floats) {
   // 230.5f = 0x43668000
   EXPECT_EQ(decode_registers(point(DataType::float32, 2), std::vector<std::uint16_t>{0x4366, 0x8000}), Json(230.5));
   EXPECT_EQ(regs_of(encode(point(DataType::float32, 2), Json(230.5))), (std::vector<std::uint16_t>{0x4366, 0x8000}));
+  // A float32 reads as the shortest decimal that gives the same float (230.54f = 0x43668A3D).
+  EXPECT_EQ(decode_registers(point(DataType::float32, 2), std::vector<std::uint16_t>{0x4366, 0x8a3d}), Json(230.54));
   // 12345.25 = 0x40C81CA000000000
   const std::vector<std::uint16_t> d{0x40c8, 0x1ca0, 0x0000, 0x0000};
   EXPECT_EQ(decode_registers(point(DataType::float64, 4), d), Json(12345.25));

@@ -44,6 +44,7 @@ enum class Status : std::uint16_t {
   backend_error = 15,
   internal = 16,
   shutting_down = 17,
+  device_exception = 18,
 };
 /// Upper-case name as in §11 ("UNKNOWN_NODE"), or "STATUS_<n>" for codes this version lacks.
 std::string status_name(Status s);

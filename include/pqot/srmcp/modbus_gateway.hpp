@@ -1,0 +1,75 @@
+// The Modbus TCP gateway backend of srmcpd (docs/srmcpd-modbus.md): nodes whose Read and Write
+// go to legacy Modbus devices through libmodbus.
+//
+// Each device has one connection and one thread that owns it: sessions never block on a device,
+// and a down or slow device affects only its own nodes. Requests queued together are batched
+// (contiguous addresses in one Modbus request); nodes may be polled, feeding their reads and
+// subscriptions from the last poll, or read on demand with an optional cache age. Failures become
+// per-node statuses: BACKEND_ERROR (unreachable, connection lost, malformed answer), TIMEOUT
+// (too slow), DEVICE_EXCEPTION (a Modbus exception code). A failed device is retried with
+// exponential backoff; while it waits, its requests fail at once with the last failure's status.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/node.hpp"
+
+namespace pqot::srmcp::modbus {
+
+struct DeviceStats {
+  std::string name;
+  std::string address;  ///< "host:port unit N"
+  bool connected = false;
+  std::uint64_t transactions = 0;       ///< Modbus requests sent
+  std::uint64_t comm_errors = 0;        ///< connection refused or lost, malformed answers
+  std::uint64_t timeouts = 0;
+  std::uint64_t exceptions = 0;         ///< Modbus exception answers
+  std::uint64_t connects = 0;           ///< successful connections
+  std::uint64_t connect_failures = 0;
+  std::uint64_t failed_fast = 0;        ///< requests answered without I/O during a backoff
+  std::uint64_t expired = 0;            ///< requests that waited past the deadline
+  std::uint64_t rejected = 0;           ///< requests refused because the queue was full (BUSY)
+  std::uint64_t queued = 0;             ///< requests waiting now
+  std::uint64_t transaction_ns = 0;     ///< time spent in Modbus requests, total
+  std::vector<std::uint64_t> latency_buckets;  ///< cumulative counts for kLatencyBoundsS, +Inf last
+};
+/// Upper bounds (seconds) of the transaction latency histogram in DeviceStats.
+inline constexpr double kLatencyBoundsS[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                             0.01,   0.025,   0.05,   0.1,   0.25,   0.5, 1, 2.5, 5};
+
+/// Most requests waiting for one device; more are answered BUSY at once.
+inline constexpr std::size_t kMaxQueuedPerDevice = 4096;
+
+class Gateway {
+ public:
+  /// Devices as configured; nothing connects before start().
+  explicit Gateway(std::vector<ModbusDeviceConfig> devices);
+  ~Gateway();  ///< stop()
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+
+  /// Gives `spec` (the binding's node) the Read and Write callables of its Modbus point. Call
+  /// before start(). Throws std::invalid_argument for an unknown device.
+  void bind(NodeSpec& spec, const ModbusBinding& binding);
+  /// Starts one thread per device; each connects at once and keeps its polls going.
+  void start();
+  /// Stops the threads; queued and later requests are answered SHUTTING_DOWN. Idempotent.
+  void stop();
+  std::vector<DeviceStats> stats() const;
+  std::size_t device_count() const;
+
+  struct Device;
+
+ private:
+  std::vector<std::shared_ptr<Device>> devices_;
+};
+
+/// The node store of a configuration: memory, signal and Modbus nodes, the last bound to
+/// `gateway`'s devices. Throws std::invalid_argument as NodeStore::add does.
+std::shared_ptr<NodeStore> build_node_store(const LoadedConfig& config, Gateway& gateway);
+
+}  // namespace pqot::srmcp::modbus
