@@ -112,7 +112,8 @@ struct Gateway::Device {
     } else {
       queue.push_back(std::move(job));
       lock.unlock();
-      cv.notify_one();
+      // Within one READ or WRITE the device wakes once, with all of that request's jobs queued.
+      if (!BackendBatch::defer(this, [this] { cv.notify_one(); })) cv.notify_one();
       return;
     }
     lock.unlock();

@@ -132,6 +132,34 @@ ReadResult checked_read(ValueType type, ReadResult r) {
 
 }  // namespace
 
+// ---- BackendBatch ------------------------------------------------------------------------------
+
+namespace {
+struct BatchState {
+  int depth = 0;
+  std::vector<std::pair<const void*, std::function<void()>>> wakes;
+};
+thread_local BatchState t_batch;
+}  // namespace
+
+BackendBatch::BackendBatch() { ++t_batch.depth; }
+
+BackendBatch::~BackendBatch() {
+  if (--t_batch.depth > 0) return;
+  auto wakes = std::move(t_batch.wakes);
+  t_batch.wakes.clear();
+  for (auto& [key, wake] : wakes) wake();
+}
+
+bool BackendBatch::defer(const void* key, std::function<void()> wake) {
+  if (t_batch.depth == 0) return false;
+  for (const auto& [k, w] : t_batch.wakes) {
+    if (k == key) return true;
+  }
+  t_batch.wakes.emplace_back(key, std::move(wake));
+  return true;
+}
+
 // ---- NodeStore ---------------------------------------------------------------------------------
 
 struct NodeStore::Node {
@@ -299,6 +327,7 @@ std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<
   for (const auto& id : st->ids) {
     st->entries.push_back(ReadEntry{&id, std::nullopt, ReadResult{Status::ok, nullptr, std::chrono::system_clock::now()}});
   }
+  const BackendBatch batch;  // one wake-up per device for the whole READ
   for (std::size_t i = 0; i < st->ids.size(); ++i) {
     ReadEntry& e = st->entries[i];
     const auto it = nodes_.find(st->ids[i]);
@@ -473,6 +502,7 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
   auto st = std::make_shared<PendingWrite>();
   st->finish = std::move(finish);
   st->entries.resize(values.size());
+  const BackendBatch batch;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const auto& [id, value] = values[i];
     WriteEntry& e = st->entries[i];

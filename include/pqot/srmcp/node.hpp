@@ -68,6 +68,20 @@ using WriteDone = std::function<void(WriteResult)>;
 using AsyncReadFn = std::function<void(ReadDone done)>;
 using AsyncWriteFn = std::function<void(const Json& value, WriteDone done)>;
 
+/// While a READ or WRITE starts the backends of all its nodes, backends that wait may hold back
+/// their wake-ups (`defer`), so that requests for one device go out together (the Modbus gateway
+/// batches what is queued when its thread wakes). Scopes nest; the outermost runs the wake-ups.
+class BackendBatch {
+ public:
+  BackendBatch();
+  ~BackendBatch();
+  BackendBatch(const BackendBatch&) = delete;
+  BackendBatch& operator=(const BackendBatch&) = delete;
+  /// Inside a scope: runs `wake` once when the outermost scope ends (once per `key`) and returns
+  /// true. Outside any scope: returns false and the caller wakes at once.
+  static bool defer(const void* key, std::function<void()> wake);
+};
+
 /// Everything needed to create a node.
 struct NodeSpec {
   std::string id;  ///< unique, 1..128 printable ASCII characters, no spaces
