@@ -8,7 +8,9 @@
 #include <iostream>
 #include <thread>
 
+#include "metrics_page.hpp"
 #include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/metrics.hpp"
 #include "pqot/srmcp/modbus_gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
@@ -28,13 +30,13 @@ struct Plant {
   std::shared_ptr<NodeStore> nodes;
 };
 
-void split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+void split_host_port(const std::string& text, std::string& host, std::uint16_t& port, const char* flag = "--listen") {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw CLI::ValidationError("--listen", "expected HOST:PORT, got '" + text + "'");
+  if (colon == std::string::npos) throw CLI::ValidationError(flag, "expected HOST:PORT, got '" + text + "'");
   host = text.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   const long p = std::strtol(text.c_str() + colon + 1, nullptr, 10);
-  if (p < 0 || p > 65535) throw CLI::ValidationError("--listen", "port out of range in '" + text + "'");
+  if (p < 0 || p > 65535) throw CLI::ValidationError(flag, "port out of range in '" + text + "'");
   port = static_cast<std::uint16_t>(p);
 }
 
@@ -84,7 +86,7 @@ void apply_log_level(const std::string& name) {
 
 int main(int argc, char** argv) {
   CLI::App app{"srmcpd: SRMCP v2 server (mutual TLS 1.3, ML-KEM / X-Wing inner keys, data links)"};
-  std::string config_file;
+  std::string config_file, metrics_address;
   Overrides o;
   bool check_only = false;
   app.add_option("--config", config_file, "Configuration file (TOML, docs/srmcpd.md)")->required();
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
   app.add_option("--key", o.key, "Server private key (overrides [server] key)");
   app.add_option("--threads", o.threads, "I/O threads (overrides [server] threads)")->check(CLI::Range(1u, 64u));
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error (overrides [server] log_level)");
+  app.add_option("--metrics", metrics_address,
+                 "HOST:PORT for the Prometheus endpoint (GET /metrics, /healthz; docs/metrics.md); off if not given");
   app.add_flag("--check-config", check_only, "Validate the configuration and exit (0 = valid, 2 = not)");
   app.footer("Signals: SIGTERM/SIGINT stop cleanly; SIGHUP reloads the nodes, devices and log level "
              "(docs/srmcpd.md, \"Reloading\").");
@@ -108,7 +112,10 @@ int main(int argc, char** argv) {
 
   LoadedConfig loaded;
   Plant plant;
+  std::string metrics_host;
+  std::uint16_t metrics_port = 0;
   try {
+    if (!metrics_address.empty()) split_host_port(metrics_address, metrics_host, metrics_port, "--metrics");
     loaded = load(config_file, o);
     plant = build_plant(loaded);  // connects to nothing yet
   } catch (const std::exception& e) {
@@ -141,6 +148,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   plant.gateway->start();
+  pqot::srmcpd::DaemonCounters counters;
+  counters.nodes = plant.nodes->size();
+  std::unique_ptr<MetricsHttpServer> metrics;
+  if (!metrics_address.empty()) {
+    try {
+      // Rendered on `io`, the thread that also replaces `plant` on SIGHUP.
+      metrics = std::make_unique<MetricsHttpServer>(
+          io, metrics_host, metrics_port,
+          [&] { return pqot::srmcpd::render_metrics(server.stats(), plant.gateway->stats(), counters); },
+          [&] { return !io.stopped(); });
+      metrics->start();
+    } catch (const std::exception& e) {
+      spdlog::error("metrics: {}", e.what());
+      return 1;
+    }
+    spdlog::info("metrics on http://{}:{}/metrics", metrics_host, metrics->port());
+  }
   spdlog::info("srmcpd listening on {}:{} with {} nodes, {} Modbus devices, {} threads", cfg.listen_host,
                server.port(), plant.nodes->size(), loaded.devices.size(), cfg.threads);
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -148,6 +172,7 @@ int main(int argc, char** argv) {
     if (ec) return;
     spdlog::info("signal {}: shutting down", sig);
     server.stop();
+    if (metrics) metrics->stop();
     // Give sessions a moment to close their links, then stop.
     auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));
     timer->async_wait([&contexts, timer](const asio::error_code&) {
@@ -179,8 +204,11 @@ int main(int argc, char** argv) {
           old->gateway->stop();
         });
         plant = std::move(next);
+        counters.nodes = plant.nodes->size();
+        ++counters.reloads_ok;
         spdlog::info("reloaded {}: {} nodes, {} Modbus devices", config_file, plant.nodes->size(), fresh.devices.size());
       } catch (const std::exception& e) {
+        ++counters.reloads_failed;
         spdlog::error("reload failed, the running configuration stays: {}", e.what());
       }
       wait_hangup();

@@ -21,7 +21,6 @@ namespace pqot::srmcp::modbus {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr std::size_t kLatencyBuckets = std::size(kLatencyBoundsS) + 1;
 
 // A node's point and what the device last said about it.
 struct PointState {
@@ -163,12 +162,7 @@ struct Gateway::Device {
     s.failed_fast = failed_fast.load();
     s.expired = expired.load();
     s.rejected = rejected.load();
-    s.transaction_ns = transaction_ns.load();
-    std::uint64_t cumulative = 0;
-    for (const auto& b : latency) {
-      cumulative += b.load();
-      s.latency_buckets.push_back(cumulative);
-    }
+    s.latency = latency.snapshot();
     {
       std::lock_guard lock(mu);
       s.queued = queue.size();
@@ -360,12 +354,8 @@ struct Gateway::Device {
     const auto t0 = Clock::now();
     const int rc = f();
     const int saved = errno;
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
     ++transactions;
-    transaction_ns += static_cast<std::uint64_t>(ns);
-    std::size_t b = 0;
-    while (b < std::size(kLatencyBoundsS) && static_cast<double>(ns) * 1e-9 > kLatencyBoundsS[b]) ++b;
-    ++latency[b];
+    latency.observe(Clock::now() - t0);
     if (rc >= 0) backoff = Clock::duration::zero();  // the device works: the next failure starts afresh
     errno = saved;
     return rc;
@@ -500,8 +490,8 @@ struct Gateway::Device {
 
   std::atomic<bool> connected_flag{false};
   std::atomic<std::uint64_t> transactions{0}, comm_errors{0}, timeouts{0}, exceptions{0}, connects{0},
-      connect_failures{0}, failed_fast{0}, expired{0}, rejected{0}, transaction_ns{0};
-  std::array<std::atomic<std::uint64_t>, kLatencyBuckets> latency{};
+      connect_failures{0}, failed_fast{0}, expired{0}, rejected{0};
+  LatencyHistogram latency;
 };
 
 Gateway::Gateway(std::vector<ModbusDeviceConfig> devices) {

@@ -39,6 +39,27 @@ std::uint64_t random_u64() {
 
 Json status_body(const std::string& message) { return Json{{"message", message}}; }
 
+// Request types with their own counters and latency histograms (ServerStats::by_type).
+constexpr std::array<std::pair<MessageType, const char*>, 9> kCountedTypes = {{
+    {MessageType::read, "read"},
+    {MessageType::write, "write"},
+    {MessageType::browse, "browse"},
+    {MessageType::subscribe, "subscribe"},
+    {MessageType::unsubscribe, "unsubscribe"},
+    {MessageType::ping, "ping"},
+    {MessageType::close, "close"},
+    {MessageType::link_request, "link_request"},
+    {MessageType::link_close, "link_close"},
+}};
+constexpr std::size_t kTypeSlots = kCountedTypes.size() + 1;  // + "other"
+
+std::size_t type_slot(MessageType t) {
+  for (std::size_t i = 0; i < kCountedTypes.size(); ++i) {
+    if (kCountedTypes[i].first == t) return i;
+  }
+  return kCountedTypes.size();
+}
+
 }  // namespace
 
 class ServerSession;
@@ -81,6 +102,19 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> closed_on_error{0};
   std::atomic<std::uint32_t> pending_offers{0};
+  std::array<std::atomic<std::uint64_t>, kStatusSlots> responses_by_status{};
+  std::array<std::atomic<std::uint64_t>, kTypeSlots> requests_by_type{};
+  std::array<LatencyHistogram, kTypeSlots> latency_by_type;
+
+  void count_response(Status s) {
+    responses_by_status[std::min<std::size_t>(static_cast<std::size_t>(s), kStatusSlots - 1)].fetch_add(
+        1, std::memory_order_relaxed);
+  }
+  void count_request(MessageType t, Clock::time_point arrived) {
+    const auto slot = type_slot(t);
+    requests_by_type[slot].fetch_add(1, std::memory_order_relaxed);
+    latency_by_type[slot].observe(Clock::now() - arrived);
+  }
 
  private:
   std::mutex nodes_mutex_;
@@ -129,8 +163,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void handle(Link& link, Message m);
   // The response body (JSON text), or nullopt when a backend answers later (deferred_reply).
-  std::optional<std::string> dispatch(const MessageHeader& h, const Json& body);
-  NodeStore::TextDone deferred_reply(std::uint32_t tid, MessageType type);
+  std::optional<std::string> dispatch(const MessageHeader& h, const Json& body, Clock::time_point arrived);
+  NodeStore::TextDone deferred_reply(std::uint32_t tid, MessageType type, Clock::time_point arrived);
   NodeStore& nodes();
   void reply(std::uint32_t tid, MessageType type, Status status, const Json& body);
   void reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text);
@@ -350,6 +384,7 @@ awaitable<void> ServerSession::read_loop(std::shared_ptr<Link> link) {
 void ServerSession::handle(Link& link, Message m) {
   (void)link;
   const MessageHeader& h = m.header;
+  const auto arrived = Clock::now();
   ++server_->requests;
   const auto now = unix_time_s();
   const std::uint32_t window_s = (server_->config.timestamp_window_ms + 999) / 1000;
@@ -367,12 +402,17 @@ void ServerSession::handle(Link& link, Message m) {
     const Json body = h.type == MessageType::close ? Json::object()
                                                    : parse_json_body(m.body, endpoint_->limits(), h.tid);
     if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
-    if (auto text = dispatch(h, body)) reply_text(h.tid, h.type, Status::ok, *text);
+    if (auto text = dispatch(h, body, arrived)) {
+      reply_text(h.tid, h.type, Status::ok, *text);
+      server_->count_request(h.type, arrived);
+    }
     if (h.type == MessageType::close) close();
   } catch (const ProtocolError& e) {
     reply(h.tid, MessageType::error, e.status(), status_body(e.what()));
+    server_->count_request(h.type, arrived);
   } catch (const Json::exception& e) {
     reply(h.tid, MessageType::error, Status::bad_request, status_body(std::string("bad request body: ") + e.what()));
+    server_->count_request(h.type, arrived);
   }
 }
 
@@ -386,15 +426,16 @@ NodeStore& ServerSession::nodes() {
 }
 
 // Where a backend's late answer goes: back onto the session's strand, as the reply to `tid`.
-NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType type) {
-  return [self = shared_from_this(), tid, type](std::string text) {
-    asio::post(self->strand_, [self, tid, type, text = std::move(text)] {
+NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType type, Clock::time_point arrived) {
+  return [self = shared_from_this(), tid, type, arrived](std::string text) {
+    asio::post(self->strand_, [self, tid, type, arrived, text = std::move(text)] {
       self->reply_text(tid, type, Status::ok, text);
+      self->server_->count_request(type, arrived);
     });
   };
 }
 
-std::optional<std::string> ServerSession::dispatch(const MessageHeader& h, const Json& body) {
+std::optional<std::string> ServerSession::dispatch(const MessageHeader& h, const Json& body, Clock::time_point arrived) {
   const Limits& limits = endpoint_->limits();
   auto& nodes = this->nodes();
   switch (h.type) {
@@ -406,14 +447,14 @@ std::optional<std::string> ServerSession::dispatch(const MessageHeader& h, const
       // The hot path: the result is written as text directly, without a Json value in between.
       std::string text;
       text.reserve(512);
-      if (nodes.read_text(decode_read(body, limits, h.tid).ids, principal_, text, deferred_reply(h.tid, h.type))) {
+      if (nodes.read_text(decode_read(body, limits, h.tid).ids, principal_, text, deferred_reply(h.tid, h.type, arrived))) {
         return text;
       }
       return std::nullopt;
     }
     case MessageType::write: {
       std::string text;
-      if (nodes.write_text(decode_write(body, limits, h.tid).values, principal_, text, deferred_reply(h.tid, h.type))) {
+      if (nodes.write_text(decode_write(body, limits, h.tid).values, principal_, text, deferred_reply(h.tid, h.type, arrived))) {
         return text;
       }
       return std::nullopt;
@@ -460,6 +501,7 @@ void ServerSession::reply(std::uint32_t tid, MessageType type, Status status, co
 void ServerSession::reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text) {
   if (closed_ || !endpoint_ || endpoint_->link_count() == 0) return;
   if (status != Status::ok) ++server_->errors;
+  server_->count_response(status);
   MessageHeader h{type, true, status, tid};
   try {
     endpoint_->send(h, crypto::as_bytes(text), server_->config.limits.max_segments);
@@ -721,6 +763,11 @@ ServerStats Server::stats() const {
   s.requests = impl_->requests;
   s.errors = impl_->errors;
   s.closed_on_error = impl_->closed_on_error;
+  for (std::size_t i = 0; i < kStatusSlots; ++i) s.responses_by_status[i] = impl_->responses_by_status[i].load();
+  for (std::size_t i = 0; i < kTypeSlots; ++i) {
+    s.by_type.push_back(RequestTypeStats{i < kCountedTypes.size() ? kCountedTypes[i].second : "other",
+                                         impl_->requests_by_type[i].load(), impl_->latency_by_type[i].snapshot()});
+  }
   return s;
 }
 

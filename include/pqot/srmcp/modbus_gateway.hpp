@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/metrics.hpp"
 #include "pqot/srmcp/node.hpp"
 
 namespace pqot::srmcp::modbus {
@@ -34,12 +35,8 @@ struct DeviceStats {
   std::uint64_t expired = 0;            ///< requests that waited past the deadline
   std::uint64_t rejected = 0;           ///< requests refused because the queue was full (BUSY)
   std::uint64_t queued = 0;             ///< requests waiting now
-  std::uint64_t transaction_ns = 0;     ///< time spent in Modbus requests, total
-  std::vector<std::uint64_t> latency_buckets;  ///< cumulative counts for kLatencyBoundsS, +Inf last
+  LatencyHistogram::Snapshot latency;   ///< of each Modbus request
 };
-/// Upper bounds (seconds) of the transaction latency histogram in DeviceStats.
-inline constexpr double kLatencyBoundsS[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                             0.01,   0.025,   0.05,   0.1,   0.25,   0.5, 1, 2.5, 5};
 
 /// Most requests waiting for one device; more are answered BUSY at once.
 inline constexpr std::size_t kMaxQueuedPerDevice = 4096;

@@ -7,14 +7,27 @@
 #pragma once
 
 #include <asio.hpp>
+#include <array>
 #include <atomic>
 #include <memory>
 #include <vector>
 
 #include "pqot/srmcp/config.hpp"
+#include "pqot/srmcp/metrics.hpp"
 #include "pqot/srmcp/node.hpp"
 
 namespace pqot::srmcp {
+
+/// Requests of one message type: how many, and how long from arrival to the response being queued
+/// (a request waiting for a device counts until the device has answered).
+struct RequestTypeStats {
+  std::string type;  ///< "read", "write", "browse", ... (lower case §9 names), "other"
+  std::uint64_t count = 0;
+  LatencyHistogram::Snapshot latency;
+};
+
+/// Status codes (§11) that have a counter of their own; higher codes are counted as kStatusSlots-1.
+inline constexpr std::size_t kStatusSlots = 32;
 
 struct ServerStats {
   std::uint64_t sessions_total = 0;
@@ -23,6 +36,8 @@ struct ServerStats {
   std::uint64_t requests = 0;
   std::uint64_t errors = 0;          ///< requests answered with a non-OK status
   std::uint64_t closed_on_error = 0; ///< links closed for protocol violations
+  std::array<std::uint64_t, kStatusSlots> responses_by_status{};  ///< by the header's status code
+  std::vector<RequestTypeStats> by_type;
 };
 
 class Server {

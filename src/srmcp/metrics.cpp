@@ -1,0 +1,613 @@
+// Prometheus metrics: histogram, text exposition format 0.0.4, scrape endpoint (docs/metrics.md).
+#include "pqot/srmcp/metrics.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <asio.hpp>
+#include <charconv>
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+
+namespace pqot::srmcp {
+
+// ---- LatencyHistogram ---------------------------------------------------------------------------
+
+void LatencyHistogram::observe(std::chrono::nanoseconds latency) noexcept {
+  const std::int64_t ns = std::max<std::int64_t>(latency.count(), 0);
+  // The first bound >= ns: `le` is inclusive.
+  const auto it = std::lower_bound(kBoundsNs.begin(), kBoundsNs.end(), ns);
+  const auto index = static_cast<std::size_t>(it - kBoundsNs.begin());
+  buckets_[index].fetch_add(1, std::memory_order_relaxed);
+  sum_ns_.fetch_add(static_cast<std::uint64_t>(ns), std::memory_order_relaxed);
+}
+
+LatencyHistogram::Snapshot LatencyHistogram::snapshot() const noexcept {
+  Snapshot s;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < kBucketCount; ++i) {
+    total += buckets_[i].load(std::memory_order_relaxed);
+    s.cumulative[i] = total;
+  }
+  s.count = total;
+  // Division of two exact doubles rounds once: 12'300'000 ns prints as 0.0123.
+  s.sum_seconds = static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
+  return s;
+}
+
+// ---- values and names ---------------------------------------------------------------------------
+
+std::string format_metric_value(std::int64_t value) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, r.ptr);
+}
+
+std::string format_metric_value(std::uint64_t value) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, r.ptr);
+}
+
+std::string format_metric_value(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  // The shortest round-trip digits, as "d.ddde±XX"; then fixed notation for exponents -4..20
+  // (the bounds print as the Go client prints them: "5e-05", "0.0001", "2.5").
+  char buf[40];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+  const std::size_t e_pos = sci.find('e');
+  int exponent = 0;
+  std::from_chars(sci.data() + e_pos + (sci[e_pos + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
+                  exponent);
+  if (exponent < -4 || exponent > 20) return std::string(sci);
+
+  std::string out;
+  std::string digits;
+  for (char c : sci.substr(0, e_pos)) {
+    if (c == '-') {
+      out += '-';
+    } else if (c != '.') {
+      digits += c;
+    }
+  }
+  if (exponent < 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-exponent - 1), '0');
+    out += digits;
+  } else {
+    const auto int_digits = static_cast<std::size_t>(exponent) + 1;
+    if (digits.size() <= int_digits) {
+      out += digits;
+      out.append(int_digits - digits.size(), '0');
+    } else {
+      out.append(digits, 0, int_digits);
+      out += '.';
+      out.append(digits, int_digits);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+bool is_alpha_(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// [a-zA-Z_:][a-zA-Z0-9_:]*
+bool valid_metric_name(std::string_view name) {
+  if (name.empty() || !(is_alpha_(name[0]) || name[0] == ':')) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return is_alpha_(c) || is_digit(c) || c == ':'; });
+}
+
+// [a-zA-Z_][a-zA-Z0-9_]*, and names starting with "__" are reserved for Prometheus.
+bool valid_label_name(std::string_view name) {
+  if (name.empty() || !is_alpha_(name[0]) || name.starts_with("__")) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return is_alpha_(c) || is_digit(c); });
+}
+
+void append_escaped(std::string& out, std::string_view text, bool quote) {
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (quote && c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
+void append_labels(std::string& out, const MetricLabels& labels, std::string_view le = {}) {
+  if (labels.empty() && le.empty()) return;
+  out += '{';
+  bool first = true;
+  for (const auto& [name, value] : labels) {
+    if (!first) out += ',';
+    first = false;
+    out += name;
+    out += "=\"";
+    append_escaped(out, value, true);
+    out += '"';
+  }
+  if (!le.empty()) {
+    if (!first) out += ',';
+    out += "le=\"";
+    out += le;
+    out += '"';
+  }
+  out += '}';
+}
+
+void check_labels(const MetricLabels& labels, bool histogram) {
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::string& name = labels[i].first;
+    if (!valid_label_name(name)) throw std::logic_error("invalid metric label name '" + name + "'");
+    if (histogram && name == "le") throw std::logic_error("label 'le' is reserved in histograms");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (labels[j].first == name)
+        throw std::logic_error("metric label '" + name + "' given twice");
+    }
+  }
+}
+
+const char* type_name(MetricType type) {
+  switch (type) {
+    case MetricType::counter:
+      return "counter";
+    case MetricType::gauge:
+      return "gauge";
+    case MetricType::histogram:
+      return "histogram";
+    case MetricType::untyped:
+      return "untyped";
+  }
+  return "untyped";
+}
+
+}  // namespace
+
+// ---- MetricsWriter ------------------------------------------------------------------------------
+
+void MetricsWriter::family(std::string_view name, std::string_view help, MetricType type) {
+  if (!valid_metric_name(name))
+    throw std::logic_error("invalid metric name '" + std::string(name) + "'");
+  if (!families_.emplace(name).second) {
+    throw std::logic_error("metric family '" + std::string(name) + "' written twice");
+  }
+  family_ = name;
+  type_ = type;
+  out_ += "# HELP ";
+  out_ += name;
+  out_ += ' ';
+  append_escaped(out_, help, false);
+  out_ += "\n# TYPE ";
+  out_ += name;
+  out_ += ' ';
+  out_ += type_name(type);
+  out_ += '\n';
+}
+
+void MetricsWriter::check_family(std::string_view name, bool histogram) const {
+  if (family_.empty() || name != family_ || (type_ == MetricType::histogram) != histogram) {
+    throw std::logic_error("metric sample '" + std::string(name) + "' outside its family");
+  }
+}
+
+void MetricsWriter::sample(std::string_view name, const MetricLabels& labels, double value) {
+  write_sample(name, labels, format_metric_value(value));
+}
+
+void MetricsWriter::write_sample(std::string_view name, const MetricLabels& labels,
+                                 std::string_view value) {
+  check_family(name, false);
+  check_labels(labels, false);
+  out_ += name;
+  append_labels(out_, labels);
+  out_ += ' ';
+  out_ += value;
+  out_ += '\n';
+}
+
+void MetricsWriter::histogram(std::string_view name, const MetricLabels& labels,
+                              const LatencyHistogram::Snapshot& snapshot) {
+  check_family(name, true);
+  check_labels(labels, true);
+  for (std::size_t i = 0; i < LatencyHistogram::kBucketCount; ++i) {
+    const bool inf = i == LatencyHistogram::kBoundsSeconds.size();
+    out_ += name;
+    out_ += "_bucket";
+    append_labels(out_, labels,
+                  inf ? "+Inf" : format_metric_value(LatencyHistogram::kBoundsSeconds[i]));
+    out_ += ' ';
+    out_ += format_metric_value(snapshot.cumulative[i]);
+    out_ += '\n';
+  }
+  out_ += name;
+  out_ += "_sum";
+  append_labels(out_, labels);
+  out_ += ' ';
+  out_ += format_metric_value(snapshot.sum_seconds);
+  out_ += '\n';
+  out_ += name;
+  out_ += "_count";
+  append_labels(out_, labels);
+  out_ += ' ';
+  out_ += format_metric_value(snapshot.count);
+  out_ += '\n';
+}
+
+// ---- MetricsHttpServer --------------------------------------------------------------------------
+
+namespace {
+
+using Tcp = asio::ip::tcp;
+using Strand = asio::strand<asio::io_context::executor_type>;
+using asio::awaitable;
+using asio::use_awaitable;
+
+constexpr std::size_t kMaxDrain = 65536;  // bytes read and dropped after the response
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+constexpr std::string_view kTextContentType = "text/plain; charset=utf-8";
+
+struct Connection {
+  Connection(Tcp::socket s, const Strand& strand) : socket(std::move(s)), deadline(strand) {}
+  void close() {
+    asio::error_code ec;
+    deadline.cancel();
+    socket.shutdown(Tcp::socket::shutdown_both, ec);
+    socket.close(ec);
+  }
+  Tcp::socket socket;
+  asio::steady_timer deadline;
+};
+
+struct Request {
+  std::string_view method;
+  std::string_view target;
+};
+
+// tchar of RFC 9110 §5.6.2.
+bool is_tchar(char c) {
+  return is_alpha_(c) || is_digit(c) ||
+         std::string_view("!#$%&'*+-.^`|~").find(c) != std::string_view::npos;
+}
+
+// The end of the request head: the index of the line feed that ends its last line, or npos while
+// the blank line has not arrived. Lines end in CRLF or, leniently, LF (RFC 9112 §2.2).
+std::size_t find_head_end(std::string_view data) {
+  for (std::size_t i = data.find('\n'); i != std::string_view::npos; i = data.find('\n', i + 1)) {
+    const std::string_view rest = data.substr(i + 1);
+    if (rest.starts_with("\n") || rest.starts_with("\r\n")) return i;
+  }
+  return std::string_view::npos;
+}
+
+std::string_view strip_cr(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return line;
+}
+
+// The request line (RFC 9112 §3) and a sanity check of the header lines; nullopt means 400.
+// Method and target are checked character by character, so they are safe to log.
+std::optional<Request> parse_request(std::string_view head) {
+  const std::size_t eol = head.find('\n');
+  const std::string_view line = strip_cr(head.substr(0, eol));
+  const std::size_t sp1 = line.find(' ');
+  if (sp1 == std::string_view::npos) return std::nullopt;
+  const std::size_t sp2 = line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
+    return std::nullopt;
+  Request r{line.substr(0, sp1), line.substr(sp1 + 1, sp2 - sp1 - 1)};
+  const std::string_view version = line.substr(sp2 + 1);
+  if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_tchar))
+    return std::nullopt;
+  if (r.target.empty() ||
+      !std::all_of(r.target.begin(), r.target.end(), [](char c) { return c > 0x20 && c < 0x7f; })) {
+    return std::nullopt;
+  }
+  if (version != "HTTP/1.1" && version != "HTTP/1.0") return std::nullopt;
+  // Header fields are ignored, but each must look like "name: value" (RFC 9112 §5).
+  std::size_t pos = eol;
+  while (pos != std::string_view::npos) {
+    const std::size_t next = head.find('\n', pos + 1);
+    const std::string_view field =
+        strip_cr(head.substr(pos + 1, next == std::string_view::npos ? next : next - pos - 1));
+    const std::size_t colon = field.find(':');
+    if (colon == 0 || colon == std::string_view::npos ||
+        !std::all_of(field.begin(), field.begin() + static_cast<std::ptrdiff_t>(colon), is_tchar)) {
+      return std::nullopt;
+    }
+    pos = next;
+  }
+  return r;
+}
+
+// The path of an origin-form ("/metrics?x=1") or absolute-form ("http://h:9/metrics") target,
+// without the query; empty for other forms.
+std::string_view target_path(std::string_view target) {
+  if (!target.starts_with('/')) {
+    const std::size_t scheme_end = target.find("://");
+    if (scheme_end == std::string_view::npos) return {};
+    const std::size_t slash = target.find('/', scheme_end + 3);
+    if (slash == std::string_view::npos) return "/";
+    target = target.substr(slash);
+  }
+  return target.substr(0, target.find_first_of("?#"));
+}
+
+std::string make_response(int status, std::string_view reason, std::string_view content_type,
+                          std::string_view body, bool head_only,
+                          std::string_view extra_headers = {}) {
+  std::string r = "HTTP/1.1 ";
+  r += std::to_string(status);
+  r += ' ';
+  r += reason;
+  r += "\r\nContent-Type: ";
+  r += content_type;
+  r += "\r\nContent-Length: ";
+  r += std::to_string(body.size());
+  r += "\r\n";
+  r += extra_headers;
+  r += "Connection: close\r\n\r\n";
+  if (!head_only) r += body;
+  return r;
+}
+
+std::string host_port(const std::string& host, std::uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos && !host.starts_with('[');
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+struct MetricsHttpServer::Impl {
+  Impl(asio::io_context& io, std::string host_, std::uint16_t port_,
+       std::function<std::string()> render_, std::function<bool()> healthy_,
+       MetricsHttpOptions options_)
+      : strand(asio::make_strand(io)),
+        host(std::move(host_)),
+        requested_port(port_),
+        options(options_),
+        acceptor(strand),
+        accept_pause(strand),
+        render(std::move(render_)),
+        healthy(std::move(healthy_)) {}
+
+  Strand strand;
+  const std::string host;
+  const std::uint16_t requested_port;
+  const MetricsHttpOptions options;
+  std::atomic<std::uint16_t> bound_port{0};
+
+  // Used only on `strand`.
+  Tcp::acceptor acceptor;
+  asio::steady_timer accept_pause;  // after a failed accept (e.g. out of descriptors)
+  std::set<std::shared_ptr<Connection>> connections;
+  bool closed = false;
+
+  // Guards the callbacks, so that none runs once stop() has returned.
+  std::mutex callback_mutex;
+  std::function<std::string()> render;
+  std::function<bool()> healthy;
+  bool started = false;
+  bool stopped = false;
+
+  std::string respond(std::string_view head);
+  void close_all();
+};
+
+std::string MetricsHttpServer::Impl::respond(std::string_view head) {
+  const auto request = parse_request(head);
+  if (!request) {
+    spdlog::debug("metrics endpoint: malformed request: 400");
+    return make_response(400, "Bad Request", kTextContentType, "bad request\n", false);
+  }
+  const bool head_only = request->method == "HEAD";
+  if (request->method != "GET" && !head_only) {
+    spdlog::debug("metrics endpoint: {}: 405", request->method);
+    return make_response(405, "Method Not Allowed", kTextContentType, "method not allowed\n", false,
+                         "Allow: GET, HEAD\r\n");
+  }
+  const std::string_view path = target_path(request->target);
+  if (path.empty()) {
+    spdlog::debug("metrics endpoint: {} with a target that is not a path: 400", request->method);
+    return make_response(400, "Bad Request", kTextContentType, "bad request\n", head_only);
+  }
+  spdlog::debug("metrics endpoint: {} {}", request->method, path);
+  std::lock_guard lock(callback_mutex);
+  if (stopped) return {};  // the connection is being closed
+  try {
+    if (path == "/metrics") {
+      return make_response(200, "OK", kMetricsContentType, render ? render() : std::string(),
+                           head_only);
+    }
+    if (path == "/healthz") {
+      if (!healthy || healthy())
+        return make_response(200, "OK", kTextContentType, "ok\n", head_only);
+      return make_response(503, "Service Unavailable", kTextContentType, "unhealthy\n", head_only);
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("metrics endpoint: {} failed: {}", path, e.what());
+    return make_response(500, "Internal Server Error", kTextContentType, "internal error\n",
+                         head_only);
+  }
+  return make_response(404, "Not Found", kTextContentType, "not found\n", head_only);
+}
+
+void MetricsHttpServer::Impl::close_all() {
+  closed = true;
+  asio::error_code ec;
+  acceptor.close(ec);
+  accept_pause.cancel();
+  for (const auto& c : connections) c->close();  // their coroutines end and remove them
+}
+
+namespace {
+
+using Impl = MetricsHttpServer::Impl;
+
+// One request, one response, then a lingering close.
+awaitable<void> exchange(std::shared_ptr<Impl> self, std::shared_ptr<Connection> conn) {
+  Tcp::socket& socket = conn->socket;
+  const std::size_t limit = self->options.max_request_head;
+  std::string data;
+  std::size_t head_end = std::string::npos;
+  asio::error_code ec;
+  while ((head_end = find_head_end(data)) == std::string::npos && data.size() < limit) {
+    const std::size_t old = data.size();
+    data.resize(std::min(limit, old + 2048));
+    const std::size_t n =
+        co_await socket.async_read_some(asio::buffer(data.data() + old, data.size() - old),
+                                        asio::redirect_error(use_awaitable, ec));
+    data.resize(old + n);
+    if (ec) co_return;  // closed, reset or past the deadline before a whole request arrived
+  }
+  std::string response;
+  if (head_end == std::string::npos) {
+    spdlog::debug("metrics endpoint: request head over {} bytes: 431", limit);
+    response = make_response(431, "Request Header Fields Too Large", kTextContentType,
+                             "request header fields too large\n", false);
+  } else {
+    response = self->respond(std::string_view(data).substr(0, head_end));
+    if (response.empty()) co_return;
+  }
+  co_await asio::async_write(socket, asio::buffer(response),
+                             asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return;
+  // Closing with unread bytes (a body, the rest of an oversized head) would send a reset that can
+  // destroy the response before the client reads it: send FIN, then read until the client closes
+  // (bounded by the deadline and kMaxDrain).
+  socket.shutdown(Tcp::socket::shutdown_send, ec);
+  std::array<char, 2048> sink{};
+  std::size_t drained = 0;
+  while (!ec && drained < kMaxDrain) {
+    drained += co_await socket.async_read_some(asio::buffer(sink),
+                                               asio::redirect_error(use_awaitable, ec));
+  }
+}
+
+awaitable<void> serve(std::shared_ptr<Impl> self, std::shared_ptr<Connection> conn) {
+  try {
+    co_await exchange(self, conn);
+  } catch (const std::exception& e) {
+    spdlog::debug("metrics endpoint: connection ended: {}", e.what());
+  }
+  conn->close();
+  self->connections.erase(conn);
+}
+
+awaitable<void> accept_loop(std::shared_ptr<Impl> self) {
+  while (!self->closed) {
+    Tcp::socket socket(self->strand);
+    asio::error_code ec;
+    co_await self->acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
+    if (self->closed || ec == asio::error::operation_aborted) break;
+    if (ec) {
+      spdlog::warn("metrics endpoint: accept failed: {}", ec.message());
+      self->accept_pause.expires_after(kAcceptPause);  // no busy loop when out of descriptors
+      co_await self->accept_pause.async_wait(asio::redirect_error(use_awaitable, ec));
+      continue;
+    }
+    if (self->connections.size() >= self->options.max_connections) {
+      spdlog::debug("metrics endpoint: {} connections open; closed a new one",
+                    self->connections.size());
+      socket.close(ec);
+      continue;
+    }
+    auto conn = std::make_shared<Connection>(std::move(socket), self->strand);
+    self->connections.insert(conn);
+    conn->deadline.expires_after(self->options.deadline);
+    conn->deadline.async_wait([weak = std::weak_ptr<Connection>(conn)](asio::error_code wait_ec) {
+      if (wait_ec) return;
+      if (auto c = weak.lock()) c->close();  // a slow client: its coroutine sees the error and ends
+    });
+    asio::co_spawn(self->strand, serve(self, std::move(conn)), asio::detached);
+  }
+}
+
+}  // namespace
+
+MetricsHttpServer::MetricsHttpServer(asio::io_context& io, std::string host, std::uint16_t port,
+                                     std::function<std::string()> render,
+                                     std::function<bool()> healthy, MetricsHttpOptions options)
+    : impl_(std::make_shared<Impl>(io, std::move(host), port, std::move(render), std::move(healthy),
+                                   options)) {}
+
+MetricsHttpServer::~MetricsHttpServer() {
+  try {
+    stop();
+  } catch (const std::exception&) {
+    // Only allocation can fail here; destroying `io` then closes what is left.
+  }
+}
+
+void MetricsHttpServer::start() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.callback_mutex);
+    if (s.started || s.stopped)
+      throw std::logic_error("metrics endpoint: start() after start() or stop()");
+    s.started = true;
+  }
+  const std::string where = host_port(s.host, s.requested_port);
+  auto failure = [&](const std::string& why) {  // leaves the server as before, so start() may retry
+    asio::error_code ignored;
+    s.acceptor.close(ignored);
+    std::lock_guard lock(s.callback_mutex);
+    s.started = false;
+    return std::runtime_error("cannot listen on " + where + ": " + why);
+  };
+  std::string address_text = s.host;
+  if (address_text.size() >= 2 && address_text.front() == '[' && address_text.back() == ']') {
+    address_text = address_text.substr(1, address_text.size() - 2);
+  }
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(address_text, ec);
+  if (ec) throw failure("'" + s.host + "' is not an IP address");
+  const Tcp::endpoint ep(address, s.requested_port);
+  try {
+    s.acceptor.open(ep.protocol());
+    s.acceptor.set_option(Tcp::acceptor::reuse_address(true));
+    s.acceptor.bind(ep);
+    s.acceptor.listen(asio::socket_base::max_listen_connections);
+    s.bound_port = s.acceptor.local_endpoint().port();
+  } catch (const std::system_error& e) {
+    throw failure(e.what());
+  }
+  asio::co_spawn(s.strand, accept_loop(impl_), asio::detached);
+}
+
+void MetricsHttpServer::stop() {
+  if (!impl_) return;
+  std::function<std::string()> render;
+  std::function<bool()> healthy;
+  {
+    std::lock_guard lock(impl_->callback_mutex);  // waits for a render in progress
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+    render.swap(impl_->render);  // released below, outside the lock
+    healthy.swap(impl_->healthy);
+  }
+  // Sockets belong to the strand: closed there (at once when called on it). If `io` never runs
+  // again, destroying it destroys the coroutines and their sockets.
+  asio::dispatch(impl_->strand, [impl = impl_] { impl->close_all(); });
+}
+
+std::uint16_t MetricsHttpServer::port() const {
+  return impl_->bound_port;
+}
+
+}  // namespace pqot::srmcp
