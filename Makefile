@@ -3,7 +3,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build build-asan build-fuzz demo test test-release test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-simulated test test-release test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -29,6 +29,10 @@ build-fuzz: deps
 
 demo: build
 	@scripts/demo.sh
+
+# The earlier demo: srmcpd on a simulated plant of memory nodes and signals, no Modbus.
+demo-simulated: build
+	@scripts/demo-simulated.sh
 
 test-release: build
 	ctest --test-dir build --output-on-failure -j$(JOBS)

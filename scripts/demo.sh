@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
-# `make demo`: the SRMCP story end to end on this machine.
+# `make demo`: the plant story (docs/srmcpd-modbus.md).
 #  1. a test PKI (pqot pki init) if there is none yet;
-#  2. srmcpd serving the example plant (examples/srmcp/plant.toml, ~60 nodes, simulated signals);
-#  3. the srmcp client: discover, read, write and read back, subscribe, ping, with latencies;
-#  4. the server stopped cleanly.
+#  2. pqot-modbus-sim plays a legacy PLC with an energy meter: plain Modbus TCP, no security;
+#  3. srmcpd fronts it as a gateway (examples/gateway/plant-gateway.toml): everything that leaves
+#     the cell is SRMCP over mutual TLS 1.3 with an ML-KEM inner key exchange;
+#  4. the srmcp client discovers the PLC's nodes, reads live values, writes a set-point that the
+#     PLC then holds, subscribes to a changing value, and sees a device fault stay on its nodes;
+#  5. the gateway's metrics, then everything stops cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
 PKI=build/demo-pki
-CONFIG=examples/srmcp/plant.toml
-log=$(mktemp /tmp/srmcpd-demo.XXXXXX.log)
-server_pid=""
+TEMPLATE=examples/gateway/plant-gateway.toml
+work=$(mktemp -d /tmp/pqot-demo.XXXXXX)
+sim_pid=""
+gw_pid=""
 cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then kill "$server_pid"; wait "$server_pid" || true; fi
-  rm -f "$log"
+  for pid in "$gw_pid" "$sim_pid"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill "$pid"; wait "$pid" 2>/dev/null || true; fi
+  done
+  rm -rf "$work"
 }
 trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Waits for a pattern in a log file and prints its first capture group.
+wait_for() {
+  local file=$1 pattern=$2 pid=$3 value=""
+  for _ in $(seq 1 200); do
+    value=$(sed -n "s/$pattern/\1/p" "$file" | head -n1)
+    [ -n "$value" ] && { echo "$value"; return 0; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  cat "$file" >&2
+  return 1
+}
 
 step "1. test PKI in $PKI"
 if [ -f "$PKI/ca.crt" ] && [ -f "$PKI/client1.key" ]; then
@@ -26,51 +44,71 @@ else
   "$BIN/pqot" pki init --dir "$PKI" --clients 2 --client-role 2=operator
 fi
 
-step "2. srmcpd on the example plant ($CONFIG)"
-"$BIN/srmcpd" --check-config --config "$CONFIG"
-"$BIN/srmcpd" --config "$CONFIG" --listen 127.0.0.1:0 --log-level info >"$log" 2>&1 &
-server_pid=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/.*srmcpd listening on [0-9.]*:\([0-9]*\).*/\1/p' "$log" | head -n1)
-  [ -n "$port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$log"; echo "srmcpd did not start" >&2; exit 1; }
-  sleep 0.05
-done
-[ -n "$port" ] || { cat "$log"; echo "srmcpd did not report its port" >&2; exit 1; }
-sed -n '1p' "$log"
+step "2. a legacy PLC: pqot-modbus-sim (Modbus TCP, no authentication, no encryption)"
+"$BIN/pqot-modbus-sim" --listen 127.0.0.1:0 --port-file "$work/sim.port" --fault exception --fault-start off \
+  >"$work/sim.out" 2>"$work/sim.log" &
+sim_pid=$!
+for _ in $(seq 1 200); do [ -s "$work/sim.port" ] && break; sleep 0.05; done
+sim_port=$(cat "$work/sim.port")
+echo "PLC listening on 127.0.0.1:$sim_port (register map: docs/modbus-sim.md)"
+
+step "3. srmcpd as the gateway in front of it ($TEMPLATE)"
+sed "s/^port = 1502$/port = $sim_port/" "$TEMPLATE" >"$work/gateway.toml"
+"$BIN/srmcpd" --check-config --config "$work/gateway.toml"
+"$BIN/srmcpd" --config "$work/gateway.toml" --listen 127.0.0.1:0 --metrics 127.0.0.1:0 \
+  --ca "$PKI/ca.crt" --cert "$PKI/server.crt" --key "$PKI/server.key" >"$work/gw.log" 2>&1 &
+gw_pid=$!
+port=$(wait_for "$work/gw.log" '.*srmcpd listening on [0-9.]*:\([0-9]*\).*' "$gw_pid")
+metrics_port=$(wait_for "$work/gw.log" '.*metrics on http:\/\/127.0.0.1:\([0-9]*\)\/metrics.*' "$gw_pid")
+grep -E "listening|metrics on|connected" "$work/gw.log" | sed 's/^[^ ]* //'
 
 SRMCP=("$BIN/srmcp" --server "127.0.0.1:$port" --ca "$PKI/ca.crt" --cert "$PKI/client1.crt" --key "$PKI/client1.key")
 
-step "3a. discover (top two levels)"
-"${SRMCP[@]}" discover --depth 1
+step "4a. discover what the gateway offers (the PLC's points, named and typed)"
+"${SRMCP[@]}" discover --depth 2
 
-step "3b. read live values (simulated signals change between reads)"
-"${SRMCP[@]}" read plant.line1.oven.temp plant.line1.oven.setpoint plant.line1.press.pressure \
-  plant.line2.robot.cycles plant.utilities.energy.power plant.line1.recipe plant.alarms.config
+step "4b. read live values from the PLC and its energy meter, twice"
+ids=(cell1.oven.temp cell1.oven.setpoint cell1.conveyor.running cell1.batch cell1.name cell1.meter.power_total
+     cell1.meter.energy)
+"${SRMCP[@]}" read "${ids[@]}"
+sleep 1
+"${SRMCP[@]}" read "${ids[@]}"
 
-step "3c. write the oven set-point, then read it back"
-new=$(awk 'BEGIN { srand(); printf "%.1f", 170 + rand() * 20 }')
-"${SRMCP[@]}" write "plant.line1.oven.setpoint=$new"
-"${SRMCP[@]}" read plant.line1.oven.setpoint
+step "4c. write the oven set-point; the PLC holds it, and the oven temperature follows"
+new=$(awk 'BEGIN { srand(); printf "%.1f", 190 + rand() * 20 }')
+"${SRMCP[@]}" write "cell1.oven.setpoint=$new"
+sleep 2
+"${SRMCP[@]}" read cell1.oven.setpoint cell1.oven.temp
 
-step "3d. a write the plant refuses: a read-only sensor, and a wrong type"
+step "4d. subscribe to the oven temperature (polled every 100 ms by the gateway; 5 notifications)"
+"${SRMCP[@]}" subscribe cell1.oven.temp --count 5 --interval 200
+
+step "4e. the PLC develops a fault (it answers every request with Modbus exception 4)"
+kill -USR1 "$sim_pid"
+sleep 0.3
 set +e
-"${SRMCP[@]}" write plant.line1.oven.temp=20 plant.line1.oven.setpoint='"hot"'
-echo "exit code: $? (3 = the server answered with an error status)"
+"${SRMCP[@]}" read cell1.oven.setpoint cell1.batch cell1.meter.energy
+echo "exit code: $? (3 = a node reported an error status; DEVICE_EXCEPTION is 18, docs/srmcp.md §11)"
+echo "(cell1.meter.energy is polled every 500 ms: it shows the last good poll until the next poll fails)"
 set -e
+kill -USR1 "$sim_pid"
+sleep 0.6
+echo "fault cleared:"
+"${SRMCP[@]}" read cell1.oven.setpoint cell1.batch
 
-step "3e. subscribe to a changing value (3 notifications, sampled every 200 ms)"
-"${SRMCP[@]}" subscribe plant.line1.press.pressure --count 3 --interval 200
+step "5. the gateway's metrics (Prometheus, GET /metrics on 127.0.0.1:$metrics_port; excerpt)"
+exec 3<>"/dev/tcp/127.0.0.1/$metrics_port"
+printf 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n' >&3
+grep -E '^(pqot_srmcp_sessions_total|pqot_srmcp_requests_total\{type="(read|write)"\}|pqot_modbus_device_up|pqot_modbus_transactions_total|pqot_modbus_errors_total\{device="plc1",kind="exception"\}|pqot_srmcp_request_duration_seconds_count)' <&3 || true
+exec 3<&-
 
-step "3f. ping over ML-KEM-768 and X-Wing sessions"
-"${SRMCP[@]}" ping --count 3
-"${SRMCP[@]}" --kem X-Wing ping --count 3
-
-step "4. stop srmcpd (SIGTERM)"
-kill "$server_pid"
-wait "$server_pid" || true
-server_pid=""
-tail -n 2 "$log"
+step "6. stop srmcpd and the PLC (SIGTERM)"
+kill "$gw_pid"
+wait "$gw_pid" || true
+gw_pid=""
+tail -n 1 "$work/gw.log"
+kill "$sim_pid"
+wait "$sim_pid" || true
+sim_pid=""
 echo
-echo "demo finished: every step above ran against a real srmcpd over TLS 1.3 with a post-quantum inner layer."
+echo "demo finished: a legacy Modbus PLC, reached only through srmcpd: TLS 1.3 with an ML-KEM inner layer."
