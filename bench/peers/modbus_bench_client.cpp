@@ -33,6 +33,10 @@ using pqot::bench::us_between;
 using pqot::bench::write_value;
 
 constexpr int kRegisters = 10;
+// What the timed operations touch: registers base..base+points-1 (bench/README.md; --base and
+// --points, for the gateway benchmark against the device simulator).
+int g_base = 0;
+int g_points = kRegisters;
 constexpr std::uint32_t kResponseTimeoutS = 2;
 
 /// A failure that ends the run (exit 1): the server cannot be reached.
@@ -112,15 +116,15 @@ std::string modbus_error_text(int e) {
   return e >= MODBUS_ENOBASE ? modbus_strerror(e) : errno_text(e);
 }
 
-/// FC03 of the ten registers; true if all ten came back and registers 1..9 hold 100+i (only
-/// register 0 is ever written).
+/// FC03 of the registers; true if all came back and registers 1.. hold 100+i (only the first is
+/// ever written).
 bool read_all(modbus_t* ctx) {
   std::array<std::uint16_t, kRegisters> regs{};
-  if (modbus_read_registers(ctx, 0, kRegisters, regs.data()) != kRegisters) {
+  if (modbus_read_registers(ctx, g_base, g_points, regs.data()) != g_points) {
     report_failure("FC03 read failed: " + modbus_error_text(errno));
     return false;
   }
-  for (std::size_t i = 1; i < regs.size(); ++i) {
+  for (std::size_t i = 1; i < static_cast<std::size_t>(g_points); ++i) {
     if (regs[i] != 100 + i) {
       report_failure("FC03 read: register " + std::to_string(i) + " is " + std::to_string(regs[i]) +
                      ", expected " + std::to_string(100 + i));
@@ -131,7 +135,7 @@ bool read_all(modbus_t* ctx) {
 }
 
 bool write_reg0(modbus_t* ctx, int value) {
-  if (modbus_write_register(ctx, 0, static_cast<std::uint16_t>(value)) != 1) {
+  if (modbus_write_register(ctx, g_base, static_cast<std::uint16_t>(value)) != 1) {
     report_failure("FC06 write failed: " + modbus_error_text(errno));
     return false;
   }
@@ -197,7 +201,7 @@ nlohmann::json run_latency(const Target& t, const LatencyOptions& o, std::uint64
   auto write_json = write.finish();
 
   std::uint16_t reg0 = 0;
-  if (modbus_read_registers(ctx, 0, 1, &reg0) != 1) {
+  if (modbus_read_registers(ctx, g_base, 1, &reg0) != 1) {
     report_failure("read-back failed: " + modbus_error_text(errno));
     fail(ctx);
   } else if (reg0 != write_value(o.n - 1)) {
@@ -320,6 +324,10 @@ void add_target_options(CLI::App* app, Target& t) {
       ->capture_default_str();
   app->add_option("--server-pid", t.server_pid, "Server process whose CPU time is reported")
       ->check(CLI::PositiveNumber);
+  app->add_option("--base", g_base, "First register (reads start here, writes go here)")
+      ->check(CLI::Range(0, 65535 - kRegisters))
+      ->capture_default_str();
+  app->add_option("--points", g_points, "Registers per read (1..10)")->check(CLI::Range(1, kRegisters))->capture_default_str();
 }
 
 void add_latency_options(CLI::App* app, Target& t, LatencyOptions& o) {
