@@ -3,7 +3,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build build-asan build-fuzz demo demo-simulated test test-release test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-simulated bench-gateway test test-release test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -58,6 +58,10 @@ bench: build
 	@build/bin/pqot bench crypto
 	node bench/run.mjs --rounds $(ROUNDS) --n $(N) --scenarios $(SCENARIOS) --protocols $(PROTOCOLS) \
 	    --modes $(MODES)
+
+# The Modbus gateway against direct libmodbus, and polling cost (docs/benchmarks.md, "Modbus gateway").
+bench-gateway: build
+	node bench/gateway.mjs --rounds $(ROUNDS) --n $(N)
 
 # Longer fuzzing: make fuzz FUZZ_SECONDS=600
 fuzz: build-fuzz
