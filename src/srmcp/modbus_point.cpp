@@ -1,6 +1,7 @@
 // Modbus data points: register layouts and value conversion (docs/srmcpd-modbus.md).
 #include "pqot/srmcp/modbus_point.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -174,7 +175,8 @@ std::optional<Json> decode_registers(const Point& p, std::span<const std::uint16
     case DataType::float64: number = std::bit_cast<double>(raw); break;
   }
   if (is_integer(p.type) && !is_scaled(p)) return Json(static_cast<std::int64_t>(number));
-  const double v = number * p.scale + p.offset;
+  // Unscaled floats pass through untouched (-0.0 + 0.0 would be +0.0: found by fuzz_modbus_point).
+  const double v = is_scaled(p) ? number * p.scale + p.offset : number;
   if (!std::isfinite(v)) return std::nullopt;
   return Json(v);
 }
@@ -215,8 +217,12 @@ Encoded encode(const Point& p, const Json& value) {
   if (!std::isfinite(raw)) return std::string("the value is out of range");
   const std::size_t n = registers_of(p.type);
   if (p.type == DataType::float32) {
-    if (std::abs(raw) > std::numeric_limits<float>::max()) return std::string("the value is out of float32 range");
-    return disassemble(p, std::bit_cast<std::uint32_t>(static_cast<float>(raw)), n);
+    // Up to half a step above FLT_MAX still rounds to FLT_MAX (the shortest decimal of FLT_MAX,
+    // 3.4028235e38, is such a value); beyond that the float would be infinite.
+    constexpr double kLimit = 3.4028235677973366e38;
+    if (std::abs(raw) >= kLimit) return std::string("the value is out of float32 range");
+    constexpr double kMax = std::numeric_limits<float>::max();
+    return disassemble(p, std::bit_cast<std::uint32_t>(static_cast<float>(std::clamp(raw, -kMax, kMax))), n);
   }
   if (p.type == DataType::float64) return disassemble(p, std::bit_cast<std::uint64_t>(raw), n);
   // Unscaled integers arrive as int64 and are exact; scaled ones are rounded to the nearest step.

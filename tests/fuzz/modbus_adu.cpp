@@ -1,6 +1,7 @@
 // libFuzzer target: the device simulator's Modbus TCP request framing (apps/pqot-modbus-sim/mbap.hpp)
 // fed in arbitrary chunks: it must never write past its buffer, never accept a request longer than
 // an ADU, and report bad headers.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -115,6 +115,15 @@ TEST(ModbusPoint, Floats) {
   EXPECT_EQ(regs_of(encode(point(DataType::float64, 4), Json(12345.25))), d);
   const std::vector<std::uint16_t> d_le{0x0000, 0x0000, 0x1ca0, 0x40c8};
   EXPECT_EQ(decode_registers(point(DataType::float64, 4, Order::little), d_le), Json(12345.25));
+  // The largest float reads as 3.4028235e38 (its shortest decimal, a little above FLT_MAX as a
+  // double) and writes back as the largest float.
+  const std::vector<std::uint16_t> max_float{0x7f7f, 0xffff};
+  EXPECT_EQ(regs_of(encode(point(DataType::float32, 2), *decode_registers(point(DataType::float32, 2), max_float))),
+            max_float);
+  // -0.0 stays -0.0 (and is written back bit for bit).
+  const std::vector<std::uint16_t> minus_zero{0x8000, 0x0000, 0x0000, 0x0000};
+  EXPECT_EQ(regs_of(encode(point(DataType::float64, 4), *decode_registers(point(DataType::float64, 4), minus_zero))),
+            minus_zero);
   // NaN and infinity have no JSON form: no value.
   EXPECT_FALSE(decode_registers(point(DataType::float32, 2), std::vector<std::uint16_t>{0x7fc0, 0x0000}));
   EXPECT_FALSE(decode_registers(point(DataType::float32, 2), std::vector<std::uint16_t>{0x7f80, 0x0000}));
