@@ -65,11 +65,16 @@ function cpuSeconds(pid) {
 }
 
 async function startSim(name) {
-  const portFile = path.join(work, `${name}.port`);
-  const svc = new Service(name, [bin("pqot-modbus-sim"), "--listen", "127.0.0.1:0", "--port-file", portFile]);
+  const svc = new Service(name, [bin("pqot-modbus-sim"), "--listen", "127.0.0.1:0"]);
   await svc.waitReady("pqot-modbus-sim listening on", 10000);
-  svc.port = Number(fs.readFileSync(portFile, "utf8").trim());
+  svc.port = portOf(svc, "pqot-modbus-sim listening on");
   return svc;
+}
+
+// The port in the line where a server announced itself ("... listening on 127.0.0.1:PORT").
+function portOf(svc, marker) {
+  const line = svc.output.lines.find((l) => l.includes(marker));
+  return Number(/listening on [0-9.]+:(\d+)/.exec(line)[1]);
 }
 
 async function startSrmcpd(name, config) {
@@ -81,8 +86,7 @@ async function startSrmcpd(name, config) {
     "--ca", path.join(pki, "ca.crt"), "--cert", path.join(pki, "server.crt"), "--key", path.join(pki, "server.key"),
   ]);
   await svc.waitReady("srmcpd listening on", 10000);
-  const line = svc.output.lines.find((l) => l.includes("srmcpd listening on"));
-  svc.port = Number(/listening on [0-9.]+:(\d+)/.exec(line)[1]);
+  svc.port = portOf(svc, "srmcpd listening on");
   return svc;
 }
 
