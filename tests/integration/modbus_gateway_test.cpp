@@ -290,6 +290,18 @@ TEST_F(ModbusGateway, TenThousandFailingRequestsLeakNothing) {
   EXPECT_EQ(down.queued, 0u);
 }
 
+TEST_F(ModbusGateway, CachedNodesReuseAYoungValue) {
+  ChildProcess sim(kSim, {});
+  start(device("plc", sim.port()) + nodes("plc", ", cache_ms = 60000"));
+  ASSERT_EQ(client_->read({"plc.name"})["values"][0]["value"], "PQOT-SIM-PLC");
+  const auto before = stats("plc").transactions;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(client_->read({"plc.name"})["values"][0]["value"], "PQOT-SIM-PLC");
+  EXPECT_EQ(stats("plc").transactions, before);  // all twenty from the cache
+  // A write goes to the device, and its read-back refreshes the cache.
+  EXPECT_EQ(client_->write({{"plc.s0", 42}})["values"][0]["value"], 42);
+  EXPECT_EQ(client_->read({"plc.s0"})["values"][0]["value"], 42);
+}
+
 TEST_F(ModbusGateway, PolledNodesAnswerFromThePollAndFeedSubscriptions) {
   auto sim = std::make_unique<ChildProcess>(kSim, std::vector<std::string>{});
   start(device("plc", sim->port()) + nodes("plc", ", poll_ms = 50"));
