@@ -20,20 +20,6 @@ namespace {
 
 }  // namespace
 
-std::optional<std::string> resolve_ipv4(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return std::nullopt;
-  sockaddr_in sin{};
-  std::memcpy(&sin, res->ai_addr, sizeof sin);
-  freeaddrinfo(res);
-  char text[INET_ADDRSTRLEN] = {};
-  if (inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text) == nullptr) return std::nullopt;
-  return std::string(text);
-}
-
 int open_listener(const std::string& ip, std::uint16_t port, int backlog) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

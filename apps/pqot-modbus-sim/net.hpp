@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "pqot/common/resolve.hpp"
+
 namespace pqot::modbus_sim {
 
 /// The dotted IPv4 address of `host` (a name or an address), or nullopt.
-std::optional<std::string> resolve_ipv4(const std::string& host);
+using common::resolve_ipv4;
 
 /// A non-blocking, close-on-exec IPv4 listening socket on ip:port (port 0: any free port), with
 /// SO_REUSEADDR so that it can be reopened on the same port. Throws std::system_error.

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 
 #include <CLI/CLI.hpp>
+
+#include "pqot/common/resolve.hpp"
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -61,20 +63,9 @@ std::string errno_text(int e) {
 }
 
 std::string resolve_ipv4(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) {
-    throw Fatal("cannot resolve '" + host + "' to an IPv4 address");
-  }
-  sockaddr_in sin{};
-  std::memcpy(&sin, res->ai_addr, sizeof sin);
-  freeaddrinfo(res);
-  char text[INET_ADDRSTRLEN] = {};
-  if (inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text) == nullptr)
-    throw Fatal("inet_ntop failed");
-  return text;
+  auto ip = pqot::common::resolve_ipv4(host);
+  if (!ip) throw Fatal("cannot resolve '" + host + "' to an IPv4 address");
+  return *ip;
 }
 
 /// Modbus has no session: a connection is the TCP handshake (modbus_connect() sets TCP_NODELAY).

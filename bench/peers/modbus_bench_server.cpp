@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+
+#include "pqot/common/resolve.hpp"
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -42,21 +44,7 @@ std::string errno_text(int e) {
   return std::generic_category().message(e);
 }
 
-/// The dotted IPv4 address of `host` (modbus_new_tcp takes nothing else), or nullopt.
-std::optional<std::string> resolve_ipv4(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return std::nullopt;
-  sockaddr_in sin{};
-  std::memcpy(&sin, res->ai_addr, sizeof sin);
-  char text[INET_ADDRSTRLEN] = {};
-  const bool ok = inet_ntop(AF_INET, &sin.sin_addr, text, sizeof text) != nullptr;
-  freeaddrinfo(res);
-  if (!ok) return std::nullopt;
-  return std::string(text);
-}
+using pqot::common::resolve_ipv4;  // modbus_new_tcp takes a dotted IPv4 address and nothing else
 
 /// The registers every loop serves; modbus_reply() reads and writes them under `mutex` (with one
 /// loop, the default, the lock is never contended).
