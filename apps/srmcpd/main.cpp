@@ -5,7 +5,9 @@
 #include <asio.hpp>
 #include <sys/resource.h>
 
+#include <condition_variable>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "metrics_page.hpp"
@@ -183,6 +185,9 @@ int main(int argc, char** argv) {
   // SIGHUP: reload the nodes and devices without dropping sessions (docs/srmcpd.md, "Reloading").
   // The old devices keep answering requests already under way, then stop in the background.
   std::vector<std::thread> retiring;
+  std::mutex retire_mutex;
+  std::condition_variable retire_now;  // shutdown: stop retired devices without waiting
+  bool shutting_down = false;
   asio::signal_set hangup(io, SIGHUP);
   std::function<void()> wait_hangup = [&] {
     hangup.async_wait([&](const asio::error_code& ec, int) {
@@ -199,8 +204,10 @@ int main(int argc, char** argv) {
           apply_log_level(fresh.server.log_level);
           cfg.log_level = fresh.server.log_level;
         }
-        retiring.emplace_back([old = std::make_shared<Plant>(std::move(plant))] {
-          std::this_thread::sleep_for(std::chrono::seconds(2));  // requests under way finish first
+        retiring.emplace_back([&, old = std::make_shared<Plant>(std::move(plant))] {
+          std::unique_lock lock(retire_mutex);  // requests under way finish first
+          retire_now.wait_for(lock, std::chrono::seconds(2), [&] { return shutting_down; });
+          lock.unlock();
           old->gateway->stop();
         });
         plant = std::move(next);
@@ -225,6 +232,11 @@ int main(int argc, char** argv) {
   for (auto& t : pool) t.join();
   // Devices stop before the event loops go away: their late answers are posted to those loops.
   plant.gateway->stop();
+  {
+    std::lock_guard lock(retire_mutex);
+    shutting_down = true;
+  }
+  retire_now.notify_all();
   for (auto& t : retiring) t.join();
   const auto st = server.stats();
   spdlog::info("srmcpd stopped: {} sessions, {} requests, {} errors", st.sessions_total, st.requests, st.errors);
