@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 
@@ -111,6 +113,15 @@ double widen(float f) {
   return d;
 }
 
+// A scaled value without the noise of binary arithmetic: 2012 × 0.1 is 201.20000000000002 as a
+// double; 15 significant digits (all a double carries exactly) give 201.2.
+double tidy(double v) {
+  if (!std::isfinite(v)) return v;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return std::strtod(buf, nullptr);
+}
+
 }  // namespace
 
 ValueType node_type_of(const Point& p) {
@@ -176,7 +187,7 @@ std::optional<Json> decode_registers(const Point& p, std::span<const std::uint16
   }
   if (is_integer(p.type) && !is_scaled(p)) return Json(static_cast<std::int64_t>(number));
   // Unscaled floats pass through untouched (-0.0 + 0.0 would be +0.0: found by fuzz_modbus_point).
-  const double v = is_scaled(p) ? number * p.scale + p.offset : number;
+  const double v = is_scaled(p) ? tidy(number * p.scale + p.offset) : number;
   if (!std::isfinite(v)) return std::nullopt;
   return Json(v);
 }

@@ -134,6 +134,9 @@ TEST(ModbusPoint, ScaleAndOffset) {
   Point p = point(DataType::int16, 1);
   p.scale = 0.1;
   EXPECT_NEAR(decode_registers(p, std::vector<std::uint16_t>{1800})->get<double>(), 180.0, 1e-9);
+  // Exactly the decimal a person expects, not 201.20000000000002 (2012 × 0.1 in binary).
+  EXPECT_EQ(decode_registers(p, std::vector<std::uint16_t>{2012}), Json(201.2));
+  EXPECT_EQ(decode_registers(p, std::vector<std::uint16_t>{2012})->dump(), "201.2");
   EXPECT_EQ(regs_of(encode(p, Json(185.5))), std::vector<std::uint16_t>{1855});
   EXPECT_EQ(regs_of(encode(p, Json(-0.26))), std::vector<std::uint16_t>{0xfffd});  // rounds to -3
   EXPECT_TRUE(std::holds_alternative<std::string>(encode(p, Json(3276.8))));       // 32768 after scaling
