@@ -311,19 +311,20 @@ class Parser {
     }
   }
 
-  // ---- [[device]] -------------------------------------------------------------------------------
-
-  const toml::array& tables_of(const toml::node& n, const char* what) const {
+  // The [[what]] tables of the file ("node = []" is none); anything else is an error at its line.
+  const toml::array& tables_of(const toml::node& n, const std::string& what) const {
+    static const toml::array none;
     const auto* arr = n.as_array();
+    if (arr && arr->empty()) return none;
     if (!arr || !arr->is_array_of_tables()) {
-      fail(n.source(), std::string(what) + " must be an array of tables: write each as [[" + what + "]]");
+      fail(n.source(), what + " must be an array of tables: write each " + what + " as [[" + what + "]]");
     }
     return *arr;
   }
 
+  // ---- [[device]] -------------------------------------------------------------------------------
+
   void parse_devices(const toml::node& n) {
-    const auto* maybe_empty = n.as_array();
-    if (maybe_empty && maybe_empty->empty()) return;
     for (const auto& e : tables_of(n, "device")) out_.devices.push_back(parse_device(*e.as_table()));
   }
 
@@ -495,19 +496,15 @@ class Parser {
   };
 
   void parse_nodes(const toml::node& n) {
-    const auto* arr = n.as_array();
-    if (arr && arr->empty()) return;
-    if (!arr || !arr->is_array_of_tables()) {
-      fail(n.source(), "node must be an array of tables: write each node as [[node]]");
-    }
+    const toml::array& arr = tables_of(n, "node");
     // Every id first, so that a parent defined further down gets its own message.
-    for (const auto& e : *arr) {
+    for (const auto& e : arr) {
       const auto* id = e.as_table()->get("id");
       if (id && id->is_string() && !later_.contains(id->as_string()->get())) {
         later_.emplace(id->as_string()->get(), id->source().begin.line);
       }
     }
-    for (const auto& e : *arr) out_.nodes.push_back(parse_node(*e.as_table()));
+    for (const auto& e : arr) out_.nodes.push_back(parse_node(*e.as_table()));
   }
 
   NodeSpec parse_node(const toml::table& t) {

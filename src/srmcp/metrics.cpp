@@ -234,18 +234,16 @@ void MetricsWriter::histogram(std::string_view name, const MetricLabels& labels,
     out_ += format_metric_value(snapshot.cumulative[i]);
     out_ += '\n';
   }
-  out_ += name;
-  out_ += "_sum";
-  append_labels(out_, labels);
-  out_ += ' ';
-  out_ += format_metric_value(snapshot.sum_seconds);
-  out_ += '\n';
-  out_ += name;
-  out_ += "_count";
-  append_labels(out_, labels);
-  out_ += ' ';
-  out_ += format_metric_value(snapshot.count);
-  out_ += '\n';
+  const auto line = [&](std::string_view suffix, const std::string& value) {
+    out_ += name;
+    out_ += suffix;
+    append_labels(out_, labels);
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  };
+  line("_sum", format_metric_value(snapshot.sum_seconds));
+  line("_count", format_metric_value(snapshot.count));
 }
 
 // ---- MetricsHttpServer --------------------------------------------------------------------------
