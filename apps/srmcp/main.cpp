@@ -1,24 +1,33 @@
 // srmcp: command-line client for SRMCP v2 servers (docs/srmcp-cli.md).
 //
-// Exit codes: 0 success; 1 connection or internal failure; 2 usage error; 3 the server answered
-// with an error status (printed with its §11 name and code), or a node in the result did.
+// Exit codes: 0 success; 1 connection or internal failure; 2 usage error (also a bad
+// configuration file); 3 the server answered with an error status (printed with its §11 name and
+// code), or a node in the result did.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <mutex>
+#include <tuple>
 
+#include "client_config.hpp"
+#include "pqot/common/host_port.hpp"
 #include "pqot/srmcp/client.hpp"
 
 using namespace pqot::srmcp;
+using namespace pqot::srmcp_cli;
 using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
 
 namespace {
 
 struct Options {
   std::string server = "127.0.0.1:4843";
   std::string ca, cert, key;
+  std::string config;
   std::string kem = "ML-KEM-768";
   unsigned links = 3;
   unsigned deadline_ms = 1000;
@@ -40,13 +49,25 @@ std::string show(const Json& v) { return v.is_string() ? v.get<std::string>() : 
 
 std::string status_text(int code) { return status_name(static_cast<Status>(code)) + " (" + std::to_string(code) + ")"; }
 
+// A table column as wide as its header and every entry, plus two spaces: a long node id never
+// runs into the next column.
+int column_width(const Json& rows, const char* key, const std::string& header) {
+  std::size_t width = header.size();
+  for (const auto& r : rows) width = std::max(width, show(r.value(key, Json(""))).size());
+  return static_cast<int>(width + 2);
+}
+
 // Prints per-node results as a table; returns whether every node succeeded.
 bool print_values(const Json& values, bool with_type) {
   bool all_ok = true;
-  std::cout << std::left << std::setw(32) << "id" << std::setw(10) << (with_type ? "type" : "") << "value / status\n";
+  const int id_w = column_width(values, "id", "id");
+  const int type_w = with_type ? column_width(values, "type", "type") : 0;
+  std::cout << std::left << std::setw(id_w) << "id" << std::setw(type_w) << (with_type ? "type" : "")
+            << "value / status\n";
   for (const auto& v : values) {
     const int st = v.value("status", 0);
-    std::cout << std::left << std::setw(32) << v.value("id", "?") << std::setw(10) << (with_type ? v.value("type", "") : "");
+    std::cout << std::left << std::setw(id_w) << v.value("id", "?") << std::setw(type_w)
+              << (with_type ? v.value("type", "") : "");
     if (st == 0) {
       std::cout << show(v.value("value", Json())) << "\n";
     } else {
@@ -135,16 +156,72 @@ int run_bench(ClientOptions base, const Options& o) {
   return 0;
 }
 
+// The options that may also come from the environment and the configuration file.
+struct SourcedOptions {
+  const CLI::Option *server, *ca, *cert, *key;
+};
+
+// Fills in from the configuration file (--config, else the default file if it exists) what neither
+// the command line nor the environment gave (CLI11 reads both), then checks that --ca, --cert and
+// --key are known. Prints a usage error and returns false if not, or if the file is bad.
+bool complete_from_config_file(Options& o, const SourcedOptions& given, const fs::path& default_file) {
+  fs::path config_file = o.config;
+  std::error_code ec;
+  if (config_file.empty() && !default_file.empty() && fs::exists(default_file, ec)) config_file = default_file;
+  if (!config_file.empty()) {
+    try {
+      const ClientFile file = read_client_file(config_file);
+      const auto fill = [](const CLI::Option* opt, std::string& value, const std::optional<std::string>& from_file) {
+        if (opt->count() == 0 && from_file) value = *from_file;
+      };
+      fill(given.server, o.server, file.server);
+      fill(given.ca, o.ca, file.ca);
+      fill(given.cert, o.cert, file.cert);
+      fill(given.key, o.key, file.key);
+    } catch (const ClientFileError& e) {
+      std::cerr << "srmcp: error: " << e.what() << "\n";
+      return false;
+    }
+  }
+  const fs::path& file = config_file.empty() ? default_file : config_file;
+  for (const auto& [flag, value, env, key] : {std::tuple{"--ca", &o.ca, "SRMCP_CA", "ca"},
+                                              std::tuple{"--cert", &o.cert, "SRMCP_CERT", "cert"},
+                                              std::tuple{"--key", &o.key, "SRMCP_KEY", "key"}}) {
+    if (value->empty()) {
+      std::cerr << "srmcp: error: " << flag << " is required: give " << flag << " FILE, set " << env << ", or put "
+                << key << " = \"FILE\" in " << (file.empty() ? std::string("a --config file") : file.string())
+                << " (see --help)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"srmcp: SRMCP v2 client (discover, read, write, subscribe, ping)"};
   app.require_subcommand(1);
-  app.add_option("--server", o.server, "HOST:PORT of the srmcpd server")->capture_default_str();
-  app.add_option("--ca", o.ca, "CA certificate the server must chain to")->required();
-  app.add_option("--cert", o.cert, "Client certificate")->required();
-  app.add_option("--key", o.key, "Client private key")->required();
+  // Options of the client, not of one command: accepted after the command too (`srmcp read ID --json`).
+  app.fallthrough();
+  // --server, --ca, --cert, --key: command line > environment (CLI11 reads it for options not given)
+  // > configuration file (applied below, to what is still unset) > default.
+  auto* server_opt = app.add_option("--server", o.server, "HOST:PORT of the srmcpd server")
+                         ->envname("SRMCP_SERVER")
+                         ->capture_default_str();
+  auto* ca_opt = app.add_option("--ca", o.ca, "CA certificate the server must chain to (required)")->envname("SRMCP_CA");
+  auto* cert_opt = app.add_option("--cert", o.cert, "Client certificate (required)")->envname("SRMCP_CERT");
+  auto* key_opt = app.add_option("--key", o.key, "Client private key (required)")->envname("SRMCP_KEY");
+  const fs::path default_file = default_client_file();
+  app.add_option("--config", o.config,
+                 "Configuration file with server, ca, cert, key (TOML); default: " +
+                     (default_file.empty() ? std::string("$XDG_CONFIG_HOME/srmcp/client.toml") : default_file.string()) +
+                     ", if it exists");
+  app.footer(
+      "--server, --ca, --cert and --key come from the command line, else the environment (SRMCP_SERVER,\n"
+      "SRMCP_CA, SRMCP_CERT, SRMCP_KEY), else the configuration file, else the default. Global options may\n"
+      "also follow the command. Documentation: docs/srmcp-cli.md");
   app.add_option("--kem", o.kem, "KEM for the inner key exchange: ML-KEM-768, ML-KEM-1024, X-Wing")
       ->capture_default_str();
   app.add_option("--links", o.links, "Data links to open (0 = control connection only)")
@@ -182,14 +259,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  if (!complete_from_config_file(o, {server_opt, ca_opt, cert_opt, key_opt}, default_file)) return 2;
+
   ClientOptions co;
-  const auto colon = o.server.rfind(':');
-  if (colon == std::string::npos) {
-    std::cerr << "srmcp: error: --server must be HOST:PORT\n";
+  const auto address = pqot::common::parse_host_port(o.server);
+  if (!address) {
+    std::cerr << "srmcp: error: the server address must be HOST:PORT, got '" << o.server << "'\n";
     return 2;
   }
-  co.host = o.server.substr(0, colon);
-  co.port = static_cast<std::uint16_t>(std::stoi(o.server.substr(colon + 1)));
+  co.host = address->host;
+  co.port = address->port;
   co.tls = {o.ca, o.cert, o.key};
   const auto kem = kem_id(o.kem);
   if (!kem) {
@@ -224,12 +303,14 @@ int main(int argc, char** argv) {
       report["op_ms"] = ms_since(t0);
       report["result"] = r;
       if (!o.json) {
-        std::cout << std::left << std::setw(32) << "id" << std::setw(8) << "type" << std::setw(6) << "rw"
+        const int id_w = column_width(r["nodes"], "id", "id");
+        const int type_w = column_width(r["nodes"], "type", "type");
+        std::cout << std::left << std::setw(id_w) << "id" << std::setw(type_w) << "type" << std::setw(4) << "rw"
                   << "name\n";
         for (const auto& n : r["nodes"]) {
           const std::string rw = std::string(n.value("readable", false) ? "r" : "-") + (n.value("writable", false) ? "w" : "-");
-          std::cout << std::left << std::setw(32) << n.value("id", "") << std::setw(8) << n.value("type", "")
-                    << std::setw(6) << rw << n.value("name", "") << "\n";
+          std::cout << std::left << std::setw(id_w) << n.value("id", "") << std::setw(type_w) << n.value("type", "")
+                    << std::setw(4) << rw << n.value("name", "") << "\n";
         }
       }
     } else if (read->parsed()) {

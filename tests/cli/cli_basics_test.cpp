@@ -1,7 +1,7 @@
 // `pqot` command-line conventions shared by every subcommand (docs/cli.md).
 #include <gtest/gtest.h>
 
-#include "run_process.hpp"
+#include "../support/child_process.hpp"
 
 namespace {
 

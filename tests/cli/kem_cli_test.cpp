@@ -7,9 +7,9 @@
 #include <fstream>
 #include <map>
 
+#include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
 #include "pqot/crypto/kem.hpp"
-#include "run_process.hpp"
 
 namespace {
 

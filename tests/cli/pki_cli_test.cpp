@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
-#include "run_process.hpp"
 
 namespace {
 

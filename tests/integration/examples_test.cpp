@@ -3,40 +3,41 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <cstdio>
-#include <filesystem>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
-#include "../cli/run_process.hpp"
-#include "pqot/crypto/pki.hpp"
+#include "../support/child_process.hpp"
+#include "../support/test_pki.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
+using pqot::test::ChildProcess;
 using pqot::test::run_process;
 
-std::string bin(const std::string& name) { return std::string(PQOT_BIN_DIR) + "/" + name; }
+std::string bin(const std::string& name) {
+  return std::string(PQOT_BIN_DIR) + "/" + name;
+}
+
+// The port from the server's first line, "listening on PORT", once it has printed it; else 0.
+int announced_port(const ChildProcess& server) {
+  const std::string marker = "listening on ";
+  const std::string out = server.out();
+  const auto at = out.find(marker);
+  if (at == std::string::npos || out.find('\n', at) == std::string::npos) return 0;
+  return std::atoi(out.c_str() + at + marker.size());
+}
 
 TEST(SrmcpExamples, ServerWithCallablesAndBothClientApis) {
-  const fs::path dir = fs::temp_directory_path() / ("pqot-examples-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  pqot::crypto::PkiOptions o;
-  o.dir = dir;
-  o.clients = 1;
-  pqot::crypto::create_test_pki(o);
-  const std::string ca = (dir / "ca.crt").string();
+  const pqot::test::TestPki pki(1);
+  ChildProcess server(bin("example_server_callables"),
+                      {pki.ca(), pki.file("server.crt"), pki.file("server.key")}, false);
+  ASSERT_TRUE(pqot::test::eventually([&] { return announced_port(server) > 0; }))
+      << "the example server did not announce its port:\n"
+      << server.out() << server.log();
 
-  // Start the server and read the port from its first line.
-  const std::string cmd = bin("example_server_callables") + " " + ca + " " + (dir / "server.crt").string() + " " +
-                          (dir / "server.key").string();
-  FILE* server = ::popen(("exec " + cmd).c_str(), "r");
-  ASSERT_NE(server, nullptr);
-  char line[128] = {};
-  ASSERT_NE(std::fgets(line, sizeof(line), server), nullptr);
-  int port = 0;
-  ASSERT_EQ(std::sscanf(line, "listening on %d", &port), 1) << line;
-
-  const std::vector<std::string> args = {std::to_string(port), ca, (dir / "client1.crt").string(),
-                                         (dir / "client1.key").string()};
+  const std::vector<std::string> args = {std::to_string(announced_port(server)), pki.ca(),
+                                         pki.file("client1.crt"), pki.file("client1.key")};
   const auto blocking = run_process(bin("example_client_blocking"), args);
   EXPECT_EQ(blocking.exit_code, 0) << blocking.err;
   EXPECT_NE(blocking.out.find("device holds 1500.0"), std::string::npos) << blocking.out;
@@ -47,10 +48,8 @@ TEST(SrmcpExamples, ServerWithCallablesAndBothClientApis) {
   EXPECT_NE(coroutine.out.find("pump.speed = 1500.0"), std::string::npos) << coroutine.out;
   EXPECT_NE(coroutine.out.find("ping: OK"), std::string::npos) << coroutine.out;
 
-  // popen gives no pid; the server stops on SIGTERM, sent to it by name.
-  std::system(("pkill -TERM -f '^" + cmd + "'").c_str());
-  EXPECT_EQ(::pclose(server), 0);
-  fs::remove_all(dir);
+  EXPECT_EQ(server.stop(SIGTERM), 0) << "the example server stops cleanly on SIGTERM:\n"
+                                     << server.log();
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "../support/child_process.hpp"
-#include "pqot/crypto/pki.hpp"
+#include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "pqot/srmcp/modbus_gateway.hpp"
 #include "pqot/srmcp/server.hpp"
@@ -83,18 +83,8 @@ std::size_t open_descriptors() {
 
 class ModbusGateway : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    pki_ = new fs::path(fs::temp_directory_path() / ("pqot-gw-it-" + std::to_string(::getpid())));
-    fs::remove_all(*pki_);
-    crypto::PkiOptions o;
-    o.dir = *pki_;
-    o.clients = 1;
-    crypto::create_test_pki(o);
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*pki_);
-    delete pki_;
-  }
+  static void SetUpTestSuite() { pki_ = new test::TestPki(1); }
+  static void TearDownTestSuite() { delete pki_; }
 
   // Starts the gateway on `config` (devices and nodes in srmcpd's TOML) and connects a client.
   void start(const std::string& config) {
@@ -102,9 +92,9 @@ class ModbusGateway : public ::testing::Test {
     ServerConfig cfg;
     cfg.listen_host = "127.0.0.1";
     cfg.listen_port = 0;
-    cfg.ca_file = (*pki_ / "ca.crt").string();
-    cfg.cert_file = (*pki_ / "server.crt").string();
-    cfg.key_file = (*pki_ / "server.key").string();
+    cfg.ca_file = pki_->ca();
+    cfg.cert_file = pki_->file("server.crt");
+    cfg.key_file = pki_->file("server.key");
     cfg.data_port_min = 43000;
     cfg.data_port_max = 43999;
     gateway_ = std::make_unique<modbus::Gateway>(loaded.devices);
@@ -119,7 +109,7 @@ class ModbusGateway : public ::testing::Test {
   std::unique_ptr<Client> connect(std::chrono::milliseconds deadline = 5000ms) {
     ClientOptions o;
     o.port = server_->port();
-    o.tls = {(*pki_ / "ca.crt").string(), (*pki_ / "client1.crt").string(), (*pki_ / "client1.key").string()};
+    o.tls = pki_->files<TlsFiles>("client1");
     o.links = 1;
     o.deadline = deadline;
     auto c = std::make_unique<Client>(o);
@@ -132,7 +122,13 @@ class ModbusGateway : public ::testing::Test {
     if (server_) server_->stop();
     if (gateway_) gateway_->stop();  // before the event loop goes: late answers are posted to it
     work_.reset();
-    std::this_thread::sleep_for(50ms);
+    // The sessions close on the event loop; stop it once they have (bounded).
+    if (server_) {
+      EXPECT_TRUE(eventually([&] {
+        const auto st = server_->stats();
+        return st.sessions_active == 0 && st.links_active == 0;
+      })) << "sessions still open after Server::stop()";
+    }
     io_.stop();
     if (thread_.joinable()) thread_.join();
   }
@@ -152,7 +148,7 @@ class ModbusGateway : public ::testing::Test {
     return out;
   }
 
-  static fs::path* pki_;
+  static test::TestPki* pki_;
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   std::unique_ptr<modbus::Gateway> gateway_;
@@ -160,7 +156,7 @@ class ModbusGateway : public ::testing::Test {
   std::thread thread_;
   std::unique_ptr<Client> client_;
 };
-fs::path* ModbusGateway::pki_ = nullptr;
+test::TestPki* ModbusGateway::pki_ = nullptr;
 
 TEST_F(ModbusGateway, ReadsWritesAndBatchesContiguousPoints) {
   ChildProcess sim(kSim, {});
@@ -250,7 +246,7 @@ INSTANTIATE_TEST_SUITE_P(EachFault, ModbusGatewayFault,
 
 TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
   ChildProcess good(kSim, {});
-  ChildProcess slow(kSim, {"--fault", "slow", "--fault-delay-ms", "4000"});
+  ChildProcess slow(kSim, {"--fault", "slow", "--fault-delay-ms", "4000", "--log-level", "debug"});
   start(device("good", good.port()) + device("slow", slow.port(), "request_deadline_ms = 3500\n", "3000") + nodes("good") +
         nodes("slow"));
   auto patient = connect(10s);
@@ -259,7 +255,7 @@ TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
     (void)patient->read({"slow.sp"});  // waits about 3 s for the device's timeout
     slow_done = true;
   });
-  std::this_thread::sleep_for(100ms);  // let the slow request reach the device (not asserted)
+  EXPECT_TRUE(slow.wait_for_log("fault slow:")) << "the slow request never reached the device:\n" << slow.log();
   // Another session, and a device of this one, are answered meanwhile.
   auto other = connect();
   EXPECT_EQ(status_of(other->read({"good.sp"})["values"][0]), 0);

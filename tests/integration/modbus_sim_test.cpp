@@ -26,11 +26,8 @@
 #include <thread>
 #include <vector>
 
-#include "../cli/run_process.hpp"
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
-
-extern char** environ;
 
 namespace {
 

@@ -15,6 +15,8 @@
 #include <random>
 #include <thread>
 
+#include "../support/wait.hpp"
+
 namespace pqot::srmcp {
 namespace {
 
@@ -483,12 +485,9 @@ TEST_F(MetricsHttp, SeventeenthConcurrentConnectionIsClosed) {
   EXPECT_EQ(renders_.load(), 16);
   // Once they are closed, their slots are free again (the server notices asynchronously).
   for (auto& c : clients) c->close();
-  bool served = false;
-  for (int attempt = 0; attempt < 600 && !served; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    served = request("GET /healthz HTTP/1.1\r\n\r\n").status == 200;
-  }
-  EXPECT_TRUE(served);
+  EXPECT_TRUE(pqot::test::eventually([&] { return request("GET /healthz HTTP/1.1\r\n\r\n").status == 200; },
+                                      std::chrono::seconds(30)))
+      << "no slot became free after the 16 clients closed";
 }
 
 TEST_F(MetricsHttp, StopClosesConnectedClients) {
