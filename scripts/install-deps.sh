@@ -5,11 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The tests need valgrind (the constant-time check) and systemd-analyze from systemd (the packaged
+# unit's check); configuring with tests fails without them, and without node (below).
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev valgrind
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev valgrind systemd
   libssl-dev openssl libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libasio-dev libspdlog-dev libtomlplusplus-dev libmodbus-dev libmosquitto-dev mosquitto
-  libsqlite3-dev iproute2 gnuplot-nox
+  libsqlite3-dev iproute2 gnuplot-nox faketime
 )
 
 missing=()
@@ -32,9 +34,15 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Node.js 20 comes with the machine (Debian's nodejs is older and must not replace it).
+# Node.js 20 comes with the machine (Debian's nodejs is older and must not replace it): never
+# installed here, only checked.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "install-deps: node and npm (Node.js >= 20) are required and were not found" >&2
+  echo "install-deps: node and npm (Node.js >= 20) are required and were not found; install Node.js 20" \
+       "from nodejs.org or NodeSource (not Debian's nodejs package)" >&2
+  exit 1
+fi
+if ! node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)'; then
+  echo "install-deps: Node.js >= 20 is required, found $(node --version)" >&2
   exit 1
 fi
 # npm packages exactly as locked; re-run only when the lockfile changed.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fault.hpp"
+#include "pqot/common/host_port.hpp"
 #include "log.hpp"
 #include "net.hpp"
 #include "server.hpp"
@@ -51,20 +52,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// "HOST:PORT" -> host, port (0..65535).
+/// "HOST:PORT" -> host, port (0..65535; 0: any free port).
 std::pair<std::string, std::uint16_t> split_host_port(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    throw UsageError("--listen: expected HOST:PORT, got '" + text + "'");
-  }
-  unsigned port = 0;
-  const char* first = text.data() + colon + 1;
-  const char* last = text.data() + text.size();
-  const auto [end, ec] = std::from_chars(first, last, port);
-  if (ec != std::errc{} || end != last || port > 65535) {
-    throw UsageError("--listen: bad port in '" + text + "' (0..65535)");
-  }
-  return {text.substr(0, colon), static_cast<std::uint16_t>(port)};
+  const auto hp = pqot::common::parse_host_port(text, /*allow_port_zero=*/true);
+  if (!hp) throw UsageError("--listen: expected HOST:PORT with PORT 0..65535, got '" + text + "'");
+  return {hp->host, hp->port};
 }
 
 std::uint64_t random_seed() {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "metrics_page.hpp"
+#include "pqot/common/host_port.hpp"
 #include "pqot/srmcp/config.hpp"
 #include "pqot/srmcp/metrics.hpp"
 #include "pqot/srmcp/modbus_gateway.hpp"
@@ -33,13 +34,10 @@ struct Plant {
 };
 
 void split_host_port(const std::string& text, std::string& host, std::uint16_t& port, const char* flag = "--listen") {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw CLI::ValidationError(flag, "expected HOST:PORT, got '" + text + "'");
-  host = text.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const long p = std::strtol(text.c_str() + colon + 1, nullptr, 10);
-  if (p < 0 || p > 65535) throw CLI::ValidationError(flag, "port out of range in '" + text + "'");
-  port = static_cast<std::uint16_t>(p);
+  const auto hp = pqot::common::parse_host_port(text, /*allow_port_zero=*/true);
+  if (!hp) throw CLI::ValidationError(flag, "expected HOST:PORT or [IPV6]:PORT with PORT 0..65535, got '" + text + "'");
+  host = hp->host;
+  port = hp->port;
 }
 
 // Each session holds a control connection and up to max_links data links: the default soft limit

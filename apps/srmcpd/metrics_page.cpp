@@ -20,6 +20,19 @@ void server_metrics(MetricsWriter& w, const srmcp::ServerStats& s) {
   w.sample("pqot_srmcp_sessions_active", {}, s.sessions_active);
   w.family("pqot_srmcp_sessions_total", "SRMCP sessions opened (handshake completed).", MetricType::counter);
   w.sample("pqot_srmcp_sessions_total", {}, s.sessions_total);
+  w.family("pqot_srmcp_handshakes_in_progress", "Connections accepted whose session is not open yet.",
+           MetricType::gauge);
+  w.sample("pqot_srmcp_handshakes_in_progress", {}, s.handshakes_in_progress);
+  w.family("pqot_srmcp_partial_message_bytes", "Bytes held in partial segmented messages, all sessions.",
+           MetricType::gauge);
+  w.sample("pqot_srmcp_partial_message_bytes", {}, s.partial_bytes);
+  w.family("pqot_srmcp_refusals_total",
+           "Connections, requests and segments refused or closed for a limit or a protocol violation, by reason.",
+           MetricType::counter);
+  for (std::size_t i = 0; i < s.refusals.size(); ++i) {
+    w.sample("pqot_srmcp_refusals_total", {{"reason", std::string(srmcp::refusal_name(static_cast<srmcp::Refusal>(i)))}},
+             s.refusals[i]);
+  }
   w.family("pqot_srmcp_data_links_active", "Data links attached to sessions now.", MetricType::gauge);
   w.sample("pqot_srmcp_data_links_active", {}, s.links_active);
   w.family("pqot_srmcp_links_closed_on_error_total", "Connections closed for protocol violations.",

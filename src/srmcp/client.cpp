@@ -38,6 +38,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::optional<Key> link_key;
   SessionInfo session;  // written before connect() returns, read-only afterwards
   std::atomic<std::uint64_t> rotations{0};
+  std::atomic<std::uint64_t> link_failures{0};
+  std::uint32_t timestamp_window_ms = 30000;  // from SERVER_HELLO (§10)
   std::map<std::uint32_t, std::shared_ptr<Pending>> pending;
   std::uint32_t next_tid = 1;
   std::function<void(const Json&)> notification_handler;
@@ -57,7 +59,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   awaitable<void> rotate_links();
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void deliver(Message m);
-  awaitable<Response> request(MessageType type, Json body);  // (owns body: it outlives the caller's)
+  // (owns body: it outlives the caller's). `on`: send on this link rather than a random one.
+  awaitable<Response> request(MessageType type, Json body, std::shared_ptr<Link> on = nullptr);
   awaitable<void> connect();  // the bodies of the public coroutines, on the strand
   awaitable<void> close();
   void shutdown();
@@ -137,7 +140,13 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
   Bytes exporter = tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
   const SessionKeys keys = derive_session_keys(exporter, ss, th);
   crypto::secure_wipe(exporter);
-  options.limits.max_frame_body = std::min(options.limits.max_frame_body, sh.max_frame_body);
+  // §4: the announced max_frame_body bounds the frames of both directions on every link.
+  if (sh.max_frame_body < 1024 || sh.max_frame_body > kMaxFrameBodyCeiling) {
+    fail(Status::internal, "handshake: server announced max_frame_body " + std::to_string(sh.max_frame_body));
+  }
+  options.limits.max_frame_body = sh.max_frame_body;
+  control.set_limits(options.limits);
+  timestamp_window_ms = sh.timestamp_window_ms;
   endpoint.emplace(keys, Direction::client_to_server, options.limits, sh.key_update_messages,
                    std::chrono::seconds(sh.key_update_seconds));
   link_key = keys.link;
@@ -191,19 +200,26 @@ awaitable<void> Client::Impl::rotate_links() {
     co_await timer->async_wait(asio::redirect_error(use_awaitable, ec));
     if (closed) break;
     std::shared_ptr<Link> oldest;
+    std::size_t data_links = 0;
     for (const auto& [id, link] : endpoint->links()) {
-      if (id != 0 && !link->draining && (!oldest || link->attached < oldest->attached)) oldest = link;
+      if (id == 0 || link->draining) continue;
+      ++data_links;
+      if (!oldest || link->attached < oldest->attached) oldest = link;
     }
     try {
       co_await open_data_link();
     } catch (const std::exception&) {
+      ++link_failures;
       continue;  // keep the old links; try again next interval
     }
-    if (!oldest || closed) continue;
+    // Fewer links than wanted (one failed earlier): this one tops up instead of replacing.
+    if (!oldest || closed || data_links < options.links) continue;
+    // §7.4: LINK_CLOSE travels on the link it closes, as the last frame sent there, so every
+    // request sent on it before is read by the server first; the server closes it after that.
     oldest->draining = true;
     Json body;  // (not a braced initializer: GCC 12 mis-compiles those inside coroutines)
     body["link_id"] = oldest->id;
-    (void)co_await request(MessageType::link_close, body);
+    (void)co_await request(MessageType::link_close, body, oldest);
     ++rotations;
   }
 }
@@ -216,14 +232,19 @@ awaitable<void> Client::Impl::open_data_links(unsigned count) {
   auto remaining = std::make_shared<unsigned>(count);
   auto failure = std::make_shared<std::exception_ptr>();
   for (unsigned i = 0; i < count; ++i) {
-    asio::co_spawn(strand, open_data_link(), [done, remaining, failure](std::exception_ptr e) {
-      if (e && !*failure) *failure = e;
+    asio::co_spawn(strand, open_data_link(), [self, done, remaining, failure](std::exception_ptr e) {
+      if (e) {
+        ++self->link_failures;
+        if (!*failure) *failure = e;
+      }
       if (--*remaining == 0) done->cancel();
     });
   }
   asio::error_code ec;
   co_await done->async_wait(asio::redirect_error(use_awaitable, ec));
-  if (*failure) std::rethrow_exception(*failure);
+  // A data link that could not be opened (its offer burned, its port unreachable) does not fail
+  // the session: it carries on with the links it got, and rotation tops up later (§7).
+  if (*failure && closed) std::rethrow_exception(*failure);
 }
 
 awaitable<void> Client::Impl::read_loop(std::shared_ptr<Link> link) {
@@ -254,8 +275,12 @@ awaitable<void> Client::Impl::read_loop(std::shared_ptr<Link> link) {
 void Client::Impl::deliver(Message m) {
   const MessageHeader& h = m.header;
   if (!h.response) return;
+  // §10: responses and notifications outside the timestamp window are not believed.
+  const std::uint32_t now = unix_time_s();
+  const std::uint32_t skew = h.timestamp_s > now ? h.timestamp_s - now : now - h.timestamp_s;
+  const bool stale = skew > (timestamp_window_ms + 999) / 1000;
   if (h.type == MessageType::notification && h.tid == 0) {
-    if (notification_handler) {
+    if (notification_handler && !stale) {
       try {
         notification_handler(parse_json_body(m.body, options.limits, 0));
       } catch (const std::exception&) {
@@ -267,6 +292,13 @@ void Client::Impl::deliver(Message m) {
   if (it == pending.end()) return;  // late: its deadline already passed
   Response r;
   r.status = h.status;
+  if (stale) {
+    r.status = Status::stale_timestamp;
+    r.body = Json{{"message", "response timestamp differs from this clock by " + std::to_string(skew) + " s"}};
+    it->second->result = std::move(r);
+    it->second->timer.cancel();
+    return;
+  }
   try {
     r.body = parse_json_body(m.body, options.limits, h.tid);
   } catch (const ProtocolError&) {
@@ -277,7 +309,7 @@ void Client::Impl::deliver(Message m) {
   it->second->timer.cancel();
 }
 
-awaitable<Response> Client::Impl::request(MessageType type, Json body) {
+awaitable<Response> Client::Impl::request(MessageType type, Json body, std::shared_ptr<Link> on) {
   auto self = shared_from_this();
   if (closed || !endpoint) co_return Response{Status::internal, Json{{"message", "not connected"}}};
   std::uint32_t tid = next_tid++;
@@ -287,7 +319,11 @@ awaitable<Response> Client::Impl::request(MessageType type, Json body) {
   pending[tid] = p;
   const std::string text = to_json_text(body);
   try {
-    endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text), 1);
+    if (on) {
+      endpoint->send_on(*on, MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text));
+    } else {
+      endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text), 1);
+    }
   } catch (const ProtocolError& e) {
     pending.erase(tid);
     co_return Response{e.status(), Json{{"message", e.what()}}};
@@ -433,6 +469,7 @@ void Client::on_notification(std::function<void(const Json&)> handler) {
 SessionInfo Client::info() const {
   SessionInfo i = impl_->session;
   i.rotations = impl_->rotations;
+  i.link_failures = impl_->link_failures;
   return i;
 }
 

@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 
+#include "pqot/common/host_port.hpp"
+
 namespace pqot::srmcp {
 namespace {
 
@@ -161,6 +163,34 @@ class Parser {
             {"max_pending_links",
              {1, 100'000,
               [&](std::int64_t v) { s.max_pending_links = static_cast<std::uint32_t>(v); }}},
+            {"max_sessions_per_identity",
+             {1, 1'000'000, [&](std::int64_t v) { s.max_sessions_per_identity = static_cast<std::uint32_t>(v); }}},
+            {"max_handshakes",
+             {1, 100'000, [&](std::int64_t v) { s.max_handshakes = static_cast<std::uint32_t>(v); }}},
+            {"max_handshakes_per_source",
+             {1, 100'000, [&](std::int64_t v) { s.max_handshakes_per_source = static_cast<std::uint32_t>(v); }}},
+            {"max_pending_links_per_identity",
+             {1, 100'000, [&](std::int64_t v) { s.max_pending_links_per_identity = static_cast<std::uint32_t>(v); }}},
+            {"max_queued_bytes",
+             {65'536, 1 << 30, [&](std::int64_t v) { s.max_queued_bytes = static_cast<std::uint32_t>(v); }}},
+            {"max_queued_bytes_per_link",
+             {65'536, 1 << 30, [&](std::int64_t v) { s.max_queued_bytes_per_link = static_cast<std::uint32_t>(v); }}},
+            {"send_stall_timeout_ms",
+             {100, 600'000, [&](std::int64_t v) { s.send_stall_timeout = Ms(v); }}},
+            {"max_partial_bytes",
+             {65'536, 1 << 30, [&](std::int64_t v) { s.max_partial_bytes = static_cast<std::uint32_t>(v); }}},
+            {"max_partial_bytes_total",
+             {65'536, u32max, [&](std::int64_t v) { s.max_partial_bytes_total = static_cast<std::uint32_t>(v); }}},
+            {"max_subscriptions",
+             {1, 100'000, [&](std::int64_t v) { s.max_subscriptions = static_cast<std::uint32_t>(v); }}},
+            {"max_subscribed_ids",
+             {1, 1'000'000, [&](std::int64_t v) { s.max_subscribed_ids = static_cast<std::uint32_t>(v); }}},
+            {"max_backend_ops",
+             {1, 1'000'000, [&](std::int64_t v) { s.max_backend_ops = static_cast<std::uint32_t>(v); }}},
+            {"min_backend_sample_ms",
+             {0, 600'000, [&](std::int64_t v) { s.min_backend_sample = Ms(v); }}},
+            {"link_close_grace_ms",
+             {0, 600'000, [&](std::int64_t v) { s.link_close_grace = Ms(v); }}},
             {"key_update_messages",
              {1, u32max,
               [&](std::int64_t v) { s.key_update_messages = static_cast<std::uint32_t>(v); }}},
@@ -214,27 +244,14 @@ class Parser {
 
   void parse_listen(const toml::node& v) {
     const std::string s = string_of(v, "server.listen");
-    std::string host;
-    std::string_view port;
-    if (s.starts_with("[")) {  // [v6]:port
-      const auto close = s.find(']');
-      if (close != std::string::npos && close + 1 < s.size() && s[close + 1] == ':') {
-        host = s.substr(1, close - 1);
-        port = std::string_view(s).substr(close + 2);
-      }
-    } else if (const auto colon = s.rfind(':');
-               colon != std::string::npos && s.find(':') == colon) {
-      host = s.substr(0, colon);
-      port = std::string_view(s).substr(colon + 1);
-    }
-    const auto p = port_of(port);
-    if (host.empty() || !p) {
+    const auto hp = common::parse_host_port(s);
+    if (!hp) {
       fail(v.source(),
            "server.listen: expected \"HOST:PORT\" or \"[IPV6]:PORT\" with PORT 1..65535, got " +
                in_quotes(s));
     }
-    out_.server.listen_host = host;
-    out_.server.listen_port = *p;
+    out_.server.listen_host = hp->host;
+    out_.server.listen_port = hp->port;
   }
 
   void parse_data_ports(const toml::node& v) {
@@ -799,6 +816,20 @@ std::vector<std::string> settings_needing_restart(const ServerConfig& a, const S
   differ("server.idle_frame_deadline_ms", a.idle_frame_deadline != b.idle_frame_deadline);
   differ("server.max_sessions", a.max_sessions != b.max_sessions);
   differ("server.max_pending_links", a.max_pending_links != b.max_pending_links);
+  differ("server.max_sessions_per_identity", a.max_sessions_per_identity != b.max_sessions_per_identity);
+  differ("server.max_handshakes", a.max_handshakes != b.max_handshakes);
+  differ("server.max_handshakes_per_source", a.max_handshakes_per_source != b.max_handshakes_per_source);
+  differ("server.max_pending_links_per_identity", a.max_pending_links_per_identity != b.max_pending_links_per_identity);
+  differ("server.max_queued_bytes", a.max_queued_bytes != b.max_queued_bytes);
+  differ("server.max_queued_bytes_per_link", a.max_queued_bytes_per_link != b.max_queued_bytes_per_link);
+  differ("server.send_stall_timeout_ms", a.send_stall_timeout != b.send_stall_timeout);
+  differ("server.max_partial_bytes", a.max_partial_bytes != b.max_partial_bytes);
+  differ("server.max_partial_bytes_total", a.max_partial_bytes_total != b.max_partial_bytes_total);
+  differ("server.max_subscriptions", a.max_subscriptions != b.max_subscriptions);
+  differ("server.max_subscribed_ids", a.max_subscribed_ids != b.max_subscribed_ids);
+  differ("server.max_backend_ops", a.max_backend_ops != b.max_backend_ops);
+  differ("server.min_backend_sample_ms", a.min_backend_sample != b.min_backend_sample);
+  differ("server.link_close_grace_ms", a.link_close_grace != b.link_close_grace);
   differ("server.key_update_messages", a.key_update_messages != b.key_update_messages);
   differ("server.key_update_seconds", a.key_update_seconds != b.key_update_seconds);
   differ("server.timestamp_window_ms", a.timestamp_window_ms != b.timestamp_window_ms);

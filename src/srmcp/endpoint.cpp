@@ -25,12 +25,13 @@ std::uint32_t unix_time_s() {
 }
 
 Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits,
-                   std::uint32_t key_update_messages, std::chrono::seconds key_update_after)
+                   std::uint32_t key_update_messages, std::chrono::seconds key_update_after,
+                   std::size_t max_partial_bytes, std::shared_ptr<ReassemblyBudget> budget)
     : self_(self),
       limits_(limits),
       send_(keys_for(keys, self), self, key_update_messages, key_update_after),
       receive_(keys_for(keys, peer_of(self)), peer_of(self)),
-      reassembler_(limits),
+      reassembler_(limits, max_partial_bytes, std::move(budget)),
       rng_(random_seed()) {}
 
 void Endpoint::add_link(std::shared_ptr<Link> link) { links_[link->id] = std::move(link); }
@@ -62,28 +63,56 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
   const Segment segment = parse_segment(plain, limits_);
   auto whole = reassembler_.add(segment);
   if (!whole) return std::nullopt;
-  auto [header, body] = receive_.open_message(*whole);
+  // A message that fails inside authenticated frames came from a peer holding the frame keys: its
+  // transaction (the segments' tid, authenticated with the frames) is answered BAD_REQUEST (§9).
+  const auto answer = [&](const ProtocolError& e) {
+    if (e.action() == Action::drop && segment.header.tid != 0) {
+      throw ProtocolError(Action::reply, e.status(), e.what(), segment.header.tid);
+    }
+    throw e;
+  };
+  std::pair<MessageHeader, Bytes> opened;
+  try {
+    opened = receive_.open_message(*whole);
+  } catch (const ProtocolError& e) {
+    answer(e);
+  }
+  auto& [header, body] = opened;
   if (header.tid != segment.header.tid || header.msg_seq != segment.header.msg_seq) {
-    throw ProtocolError(Action::drop, Status::bad_request, "message header disagrees with its segments");
+    answer(ProtocolError(Action::drop, Status::bad_request, "message header disagrees with its segments"));
   }
   return Message{header, std::move(body)};
 }
 
+// Uniformly among the links not being retired (§8.2); links whose queue is over the cap (a peer
+// not reading them) are left out while another link has room.
 Link& Endpoint::random_link() {
-  std::size_t usable = 0;
-  for (const auto& [id, link] : links_) usable += link->draining ? 0 : 1;
-  if (usable == 0) throw ProtocolError(Action::close, Status::internal, "no link to send on");
-  std::size_t pick = rng_() % usable;
-  for (const auto& [id, link] : links_) {
-    if (link->draining) continue;
-    if (pick-- == 0) return *link;
+  const auto eligible = [&](const Link& l, bool roomy_only) {
+    if (l.draining || l.stream->closed()) return false;
+    return !roomy_only || link_queue_cap_ == 0 || l.stream->queued_bytes() <= link_queue_cap_;
+  };
+  for (const bool roomy_only : {true, false}) {
+    std::size_t usable = 0;
+    for (const auto& [id, link] : links_) usable += eligible(*link, roomy_only) ? 1 : 0;
+    if (usable == 0) continue;
+    std::size_t pick = rng_() % usable;
+    for (const auto& [id, link] : links_) {
+      if (!eligible(*link, roomy_only)) continue;
+      if (pick-- == 0) return *link;
+    }
   }
-  return *links_.begin()->second;  // not reached
+  throw ProtocolError(Action::close, Status::internal, "no link to send on");
+}
+
+std::size_t Endpoint::queued_bytes() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [id, link] : links_) n += link->stream->queued_bytes();
+  return n;
 }
 
 std::size_t Endpoint::usable_links() const noexcept {
   std::size_t n = 0;
-  for (const auto& [id, link] : links_) n += link->draining ? 0 : 1;
+  for (const auto& [id, link] : links_) n += link->draining || link->stream->closed() ? 0 : 1;
   return n;
 }
 
@@ -138,8 +167,8 @@ Bytes Endpoint::open_frame_on(Link& link, const RawFrame& frame, FrameType type)
   return plain;
 }
 
-void Endpoint::expire_partial(std::chrono::steady_clock::duration age) {
-  reassembler_.expire(std::chrono::steady_clock::now() - age);
+std::size_t Endpoint::expire_partial(std::chrono::steady_clock::duration age) {
+  return reassembler_.expire(std::chrono::steady_clock::now() - age);
 }
 
 void Endpoint::close_all() noexcept {

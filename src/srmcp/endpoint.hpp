@@ -32,8 +32,10 @@ struct Message {
 class Endpoint {
  public:
   /// `self` is the direction this side sends in.
+  /// `max_partial_bytes` and `budget` bound reassembly memory (Reassembler).
   Endpoint(const SessionKeys& keys, Direction self, const Limits& limits, std::uint32_t key_update_messages,
-           std::chrono::seconds key_update_after);
+           std::chrono::seconds key_update_after, std::size_t max_partial_bytes = 0,
+           std::shared_ptr<ReassemblyBudget> budget = nullptr);
 
   void add_link(std::shared_ptr<Link> link);
   void remove_link(std::uint32_t id);
@@ -58,8 +60,15 @@ class Endpoint {
   /// Checks and opens such a frame (type, link id, sequence) and returns its plaintext.
   Bytes open_frame_on(Link& link, const RawFrame& frame, FrameType type);
 
-  /// Drops partial messages older than `age` (§8.2).
-  void expire_partial(std::chrono::steady_clock::duration age);
+  /// Drops partial messages older than `age` (§8.2); returns how many.
+  std::size_t expire_partial(std::chrono::steady_clock::duration age);
+  /// When the oldest partial message started, if any (for an expiry timer).
+  std::optional<std::chrono::steady_clock::time_point> oldest_partial() const { return reassembler_.oldest(); }
+
+  /// Bytes waiting to be written on all links.
+  std::size_t queued_bytes() const noexcept;
+  /// A link whose queue holds more than this gets no new frames while another link has room.
+  void set_link_queue_cap(std::size_t bytes) noexcept { link_queue_cap_ = bytes; }
   /// Closes every link.
   void close_all() noexcept;
 
@@ -77,6 +86,7 @@ class Endpoint {
   Reassembler reassembler_;
   std::map<std::uint32_t, std::shared_ptr<Link>> links_;
   std::mt19937_64 rng_;
+  std::size_t link_queue_cap_ = 0;  // 0 = none
 };
 
 std::uint32_t unix_time_s();

@@ -50,6 +50,7 @@ asio::awaitable<void> FramedStream::watchdog() {
     co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (closed_) break;
     if (timer_.expiry() <= std::chrono::steady_clock::now()) {
+      deadline_passed_ = true;
       close();
       break;
     }
@@ -64,13 +65,22 @@ void FramedStream::close() noexcept {
   stream_.lowest_layer().close(ec);
   timer_.cancel();
   queue_.clear();
+  queued_bytes_ = 0;
+  if (on_written_) {
+    // The queue is gone for good: wake a paused reader, then let go of the callback (it may hold
+    // the session).
+    auto fn = std::move(on_written_);
+    on_written_ = nullptr;
+    fn();
+  }
 }
 
-void FramedStream::close_after_flush() noexcept {
+void FramedStream::close_after_flush(std::chrono::steady_clock::duration deadline) noexcept {
   if (!writing_) {
     close();
   } else {
     close_when_flushed_ = true;
+    arm(deadline);  // the watchdog closes it if the peer does not take the rest in time
   }
 }
 
@@ -124,6 +134,7 @@ asio::awaitable<RawFrame> FramedStream::read_frame() {
 
 void FramedStream::send(Bytes frame) {
   if (closed_) return;
+  queued_bytes_ += frame.size();
   queue_.push_back(std::move(frame));
   if (writing_) return;
   writing_ = true;
@@ -148,6 +159,9 @@ asio::awaitable<void> FramedStream::write_loop() {
       close();
       break;
     }
+    if (closed_) break;
+    queued_bytes_ -= std::min(queued_bytes_, out.size());
+    if (on_written_) on_written_();
   }
   writing_ = false;
   if (close_when_flushed_) close();

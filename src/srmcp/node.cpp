@@ -258,7 +258,7 @@ Json NodeStore::browse(const std::string& root, int depth, const Principal& who)
     for (const auto& id : top_level_) level.push_back(nodes_.at(id).get());
   } else {
     const auto it = nodes_.find(root);
-    if (it == nodes_.end()) {
+    if (it == nodes_.end() || !it->second->visible_to(who)) {  // §11: invisible = unknown
       throw ProtocolError(Action::reply, Status::unknown_node,
                           "browse: unknown root '" + root + "'");
     }
@@ -331,7 +331,8 @@ std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<
   for (std::size_t i = 0; i < st->ids.size(); ++i) {
     ReadEntry& e = st->entries[i];
     const auto it = nodes_.find(st->ids[i]);
-    if (it == nodes_.end()) {
+    // A node the caller may neither read nor write is not revealed: UNKNOWN_NODE (§11).
+    if (it == nodes_.end() || !it->second->visible_to(who)) {
       e.result.status = Status::unknown_node;
       continue;
     }
@@ -457,7 +458,7 @@ std::optional<std::pair<std::string, Status>> NodeStore::check_readable(const st
                                                                         const Principal& who) const {
   for (const auto& id : ids) {
     const auto it = nodes_.find(id);
-    if (it == nodes_.end()) return std::pair{id, Status::unknown_node};
+    if (it == nodes_.end() || !it->second->visible_to(who)) return std::pair{id, Status::unknown_node};
     if (it->second->is_folder()) return std::pair{id, Status::not_readable};
     if (!acl_allows(it->second->spec.readers, who)) return std::pair{id, Status::access_denied};
   }
@@ -508,7 +509,7 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
     WriteEntry& e = st->entries[i];
     e.id = id;
     const auto it = nodes_.find(id);
-    if (it == nodes_.end()) {
+    if (it == nodes_.end() || !it->second->visible_to(who)) {  // not revealed (§11)
       e.status = Status::unknown_node;
       continue;
     }

@@ -13,6 +13,7 @@ namespace pqot::srmcp {
 namespace {
 
 constexpr std::chrono::seconds kPreviousEpochGrace{10};  // §6
+constexpr std::size_t kKeptEpochs = 3;  // §6: previous epochs kept for links that lag
 
 Key expand(ByteView prk, std::string_view label, ByteView th) {
   Bytes info(label.begin(), label.end());
@@ -159,24 +160,40 @@ ReceiveState::Epoch ReceiveState::make_epoch(std::uint32_t number, const KeySet&
 
 ReceiveState::ReceiveState(const KeySet& keys, Direction dir) : dir_(dir), current_(make_epoch(0, keys)) {}
 
-ReceiveState::Epoch& ReceiveState::epoch_for(std::uint32_t number) {
+ReceiveState::Epoch* ReceiveState::keys_for(std::uint32_t number, std::optional<Epoch>& candidate) {
   const auto now = std::chrono::steady_clock::now();
-  if (previous_ && now - previous_->retired > kPreviousEpochGrace) previous_.reset();
-  if (number == current_.number) return current_;
+  while (!previous_.empty() && now - previous_.back().retired > kPreviousEpochGrace) previous_.pop_back();
+  if (number == current_.number) return &current_;
   if (number == current_.number + 1) {
-    // The peer updated its keys (§6): derive the next epoch, keep this one for a grace period.
-    Epoch next = make_epoch(number, next_epoch(current_.keys));
-    current_.retired = now;
-    previous_.emplace(std::move(current_));
-    current_ = std::move(next);
-    return current_;
+    // The peer updated its keys (§6). Nothing changes until a frame or message of the new epoch
+    // authenticates, so a forgery cannot move the receiver on.
+    candidate.emplace(make_epoch(number, next_epoch(current_.keys)));
+    return &*candidate;
   }
-  if (previous_ && number == previous_->number) return *previous_;
-  throw ProtocolError(Action::close, Status::bad_request, "key epoch " + std::to_string(number) + " out of range");
+  for (Epoch& e : previous_) {
+    if (e.number == number) return &e;  // a lagging link (§6)
+  }
+  return nullptr;
+}
+
+void ReceiveState::commit(std::optional<Epoch>& candidate) {
+  if (!candidate) return;
+  current_.retired = std::chrono::steady_clock::now();
+  previous_.push_front(std::move(current_));
+  if (previous_.size() > kKeptEpochs) previous_.pop_back();
+  current_ = std::move(*candidate);
+  candidate.reset();
 }
 
 Bytes ReceiveState::open_frame(const FrameHeader& header, ByteView aad, ByteView body) {
-  return srmcp::open_frame(epoch_for(header.epoch).frame_aead, dir_, header, aad, body);
+  std::optional<Epoch> candidate;
+  Epoch* epoch = keys_for(header.epoch, candidate);
+  if (epoch == nullptr) {
+    throw ProtocolError(Action::close, Status::bad_request, "key epoch " + std::to_string(header.epoch) + " out of range");
+  }
+  Bytes plain = srmcp::open_frame(epoch->frame_aead, dir_, header, aad, body);
+  commit(candidate);
+  return plain;
 }
 
 std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
@@ -184,12 +201,9 @@ std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
   if (sealed.size() < kMessageHeaderSize + kTagSize) {
     throw ProtocolError(Action::drop, Status::bad_request, "message shorter than header and tag");
   }
-  Epoch* epoch = nullptr;
-  try {
-    epoch = &epoch_for(header.epoch);
-  } catch (const ProtocolError&) {
-    throw ProtocolError(Action::drop, Status::bad_request, "message key epoch out of range");
-  }
+  std::optional<Epoch> candidate;
+  Epoch* epoch = keys_for(header.epoch, candidate);
+  if (epoch == nullptr) throw ProtocolError(Action::drop, Status::bad_request, "message key epoch out of range");
   Bytes body(sealed.size() - kMessageHeaderSize - kTagSize);
   try {
     epoch->message_aead.open_into(crypto::make_nonce(message_prefix(dir_), header.msg_seq),
@@ -197,6 +211,7 @@ std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
   } catch (const crypto::Error&) {
     throw ProtocolError(Action::drop, Status::bad_request, "message authentication failed");
   }
+  commit(candidate);
   // Only authenticated sequence numbers enter the window, so forgeries cannot poison it.
   if (!window_.accept(header.msg_seq)) {
     throw ProtocolError(Action::reply, Status::replay,

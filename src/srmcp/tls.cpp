@@ -60,17 +60,24 @@ asio::ssl::context make_client_tls(const TlsFiles& files) {
   return ctx;
 }
 
+// Fails closed: if the expected name or address cannot be set, the handshake must not go ahead
+// (it would accept any certificate the CA signed).
 void set_server_identity(TlsStream& stream, const std::string& host) {
   SSL* ssl = stream.native_handle();
   asio::error_code ec;
   (void)asio::ip::make_address(host, ec);  // an IP literal is checked as an IP SAN
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  bool ok = false;
   if (!ec) {
-    X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+    ok = X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1;
   } else {
-    SSL_set_tlsext_host_name(ssl, host.c_str());
     X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size());
+    ok = !host.empty() && SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 &&
+         X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size()) == 1;
+  }
+  if (!ok) {
+    ERR_clear_error();
+    throw std::runtime_error("TLS: cannot check the server's identity against '" + host + "'");
   }
 }
 

@@ -81,7 +81,7 @@ TEST(SrmcpConfig, ExamplePlantLoads) {
   auto status = [](const Json& body) { return body["values"][0]["status"].get<int>(); };
   EXPECT_EQ(status(store.write({{"plant.alarms.maintenance_mode", true}}, op)), 6);
   EXPECT_EQ(status(store.write({{"plant.alarms.maintenance_mode", true}}, client1)), 0);
-  EXPECT_EQ(status(store.read({"plant.admin.shift_notes"}, client1)), 6);
+  EXPECT_EQ(status(store.read({"plant.admin.shift_notes"}, client1)), 2) << "not revealed (§11): UNKNOWN_NODE";
   EXPECT_EQ(status(store.read({"plant.admin.shift_notes"}, op)), 0);
   EXPECT_EQ(status(store.write({{"plant.line1.press.temp", 1.0}}, op)), 4);
   EXPECT_EQ(status(store.write({{"plant.line1.oven.setpoint", 175}}, anon)), 0);
@@ -169,6 +169,46 @@ max_json_depth = 8
   EXPECT_EQ(parse("[server]\nca = \"pki/ca.crt\"\n").server.ca_file, "pki/ca.crt");
   EXPECT_EQ(parse("[server]\ndata_ports = \"40001\"\n").server.data_port_max, 40001);
   EXPECT_EQ(parse("[server]\nlisten = \"localhost:1\"\n").server.listen_host, "localhost");
+}
+
+// docs/srmcpd.md, "Limits and denial of service": every bound is a key, with its range checked.
+TEST(SrmcpConfig, DenialOfServiceBounds) {
+  const LoadedConfig c = parse(R"([server]
+max_sessions_per_identity = 3
+max_handshakes = 100
+max_handshakes_per_source = 7
+max_pending_links_per_identity = 5
+max_queued_bytes = 2097152
+max_queued_bytes_per_link = 524288
+send_stall_timeout_ms = 1500
+max_partial_bytes = 1048576
+max_partial_bytes_total = 33554432
+max_subscriptions = 4
+max_subscribed_ids = 300
+max_backend_ops = 64
+min_backend_sample_ms = 250
+link_close_grace_ms = 500
+)");
+  const ServerConfig& s = c.server;
+  EXPECT_EQ(s.max_sessions_per_identity, 3u);
+  EXPECT_EQ(s.max_handshakes, 100u);
+  EXPECT_EQ(s.max_handshakes_per_source, 7u);
+  EXPECT_EQ(s.max_pending_links_per_identity, 5u);
+  EXPECT_EQ(s.max_queued_bytes, 2097152u);
+  EXPECT_EQ(s.max_queued_bytes_per_link, 524288u);
+  EXPECT_EQ(s.send_stall_timeout, std::chrono::milliseconds(1500));
+  EXPECT_EQ(s.max_partial_bytes, 1048576u);
+  EXPECT_EQ(s.max_partial_bytes_total, 33554432u);
+  EXPECT_EQ(s.max_subscriptions, 4u);
+  EXPECT_EQ(s.max_subscribed_ids, 300u);
+  EXPECT_EQ(s.max_backend_ops, 64u);
+  EXPECT_EQ(s.min_backend_sample, std::chrono::milliseconds(250));
+  EXPECT_EQ(s.link_close_grace, std::chrono::milliseconds(500));
+  EXPECT_NE(error_of("[server]\nmax_handshakes = 0\n").find("server.max_handshakes"), std::string::npos);
+  EXPECT_NE(error_of("[server]\nmax_queued_bytes = 10\n").find("server.max_queued_bytes"), std::string::npos);
+  EXPECT_NE(error_of("[server]\nlisten = \"h:12x\"\n").find("server.listen"), std::string::npos);
+  // Changing a bound needs a restart; a reload says so.
+  EXPECT_EQ(settings_needing_restart(ServerConfig{}, s).size(), 14u);
 }
 
 TEST(SrmcpConfig, NodeKeys) {

@@ -161,15 +161,31 @@ TEST(SrmcpReplayWindow, MatchesASetWithinTheWindow_S10) {
     base += rng() % 4;
     const std::uint64_t seq = base + rng() % 64 - std::min<std::uint64_t>(base, rng() % 64);
     const bool fresh = !seen.count(seq);
-    const bool in_window = w.highest() < seq || w.highest() - seq < 960;
+    const bool in_window = w.highest() < seq || w.highest() - seq < ReplayWindow::kWindowBits;
     const bool accepted = w.accept(seq);
     if (in_window) {
       EXPECT_EQ(accepted, fresh) << seq;
+    } else {
+      EXPECT_FALSE(accepted) << seq << " is older than the window";
     }
     if (!fresh) {
       EXPECT_FALSE(accepted) << seq;
     }
     if (accepted) seen.insert(seq);
+  }
+}
+
+// §10: the window is exactly the last 1,024 numbers, wherever the highest falls in a 64-bit word.
+TEST(SrmcpReplayWindow, WidthIsExactly1024_S10) {
+  for (std::uint64_t highest : {1023ull, 1024ull, 2000ull, 2047ull, 4096ull + 63, (1ull << 40) + 17}) {
+    ReplayWindow w;
+    ASSERT_TRUE(w.accept(highest));
+    EXPECT_TRUE(w.accept(highest - 1023)) << highest;
+    if (highest >= 1024) {
+      EXPECT_FALSE(w.accept(highest - 1024)) << highest;
+    }
+    EXPECT_FALSE(w.accept(highest - 1023)) << "seen";
+    for (std::uint64_t back = 1; back < 1023; back += 37) EXPECT_TRUE(w.accept(highest - back)) << highest << " " << back;
   }
 }
 
@@ -209,6 +225,81 @@ TEST(SrmcpReassembly, AnyOrderDuplicatesDroppedBounded_S8_2) {
   // A segment disagreeing with its message's total is dropped.
   Bytes other(999, 1);
   EXPECT_THROW(r.add(make_segment(other, 12, 2, 1, storage)), ProtocolError);
+}
+
+// §8.2: a first segment announcing a 1 MiB message holds only its own bytes; partial bytes are
+// bounded per session and by the server-wide budget, and given back on completion and expiry.
+TEST(SrmcpReassembly, MemoryFollowsArrivalsWithinBudgets_S8_2) {
+  Limits limits;
+  Bytes big(1u << 20, 0x5a);
+  std::vector<Bytes> storage;
+  storage.reserve(64);
+  auto budget = std::make_shared<ReassemblyBudget>(200'000);
+  {
+    Reassembler r(limits, 100'000, budget);
+    EXPECT_FALSE(r.add(make_segment(big, 1, 16, 3, storage)));  // 64 KiB of 1 MiB
+    EXPECT_EQ(r.bytes(), (1u << 20) / 16);
+    EXPECT_EQ(budget->used(), r.bytes());
+    EXPECT_THROW(r.add(make_segment(big, 2, 16, 3, storage)), ProtocolError) << "over the session's bound";
+    Reassembler other(limits, 0, budget);
+    EXPECT_FALSE(other.add(make_segment(big, 1, 16, 0, storage)));
+    EXPECT_FALSE(other.add(make_segment(big, 1, 16, 1, storage)));
+    EXPECT_THROW(other.add(make_segment(big, 1, 16, 2, storage)), ProtocolError) << "over the shared budget";
+    EXPECT_EQ(r.expire(Reassembler::Clock::now() + std::chrono::seconds(1)), 1u);
+    EXPECT_EQ(r.bytes(), 0u);
+    EXPECT_TRUE(r.oldest() == std::nullopt);
+  }
+  EXPECT_EQ(budget->used(), 0u) << "destroyed reassemblers give their bytes back";
+}
+
+}  // namespace
+}  // namespace pqot::srmcp
+
+namespace pqot::srmcp {
+namespace {
+
+Bytes sealed_frame_body(SendState& sender, std::uint64_t seq, FrameHeader& header_out, Bytes& aad_out) {
+  const Bytes f = sender.seal_frame(FrameType::sealed, 0, seq, crypto::as_bytes("x"));
+  header_out = parse_frame_header(std::span<const std::uint8_t, 32>(f.data() + 8, 32));
+  aad_out.assign(f.begin(), f.begin() + 40);
+  return Bytes(f.begin() + 40, f.end());
+}
+
+// §6: a frame claiming the next epochs moves the receiver only if it authenticates.
+TEST(SrmcpCrypto, ForgedEpochsDoNotMoveTheReceiver_S6) {
+  const SessionKeys k = keys();
+  SendState sender(k.c2s, Direction::client_to_server, 1u << 20, std::chrono::hours(1));
+  ReceiveState receiver(k.c2s, Direction::client_to_server);
+  for (std::uint32_t epoch : {1u, 2u, 3u, 4u, 5u}) {
+    FrameHeader h{FrameType::sealed, 0, epoch, epoch};
+    Bytes forged = seal_frame(*std::make_unique<crypto::Aes256Gcm>(keys(9).c2s.frame.span()),
+                              Direction::client_to_server, h, crypto::as_bytes("evil"));
+    EXPECT_THROW(receiver.open_frame(h, ByteView(forged.data(), 40), ByteView(forged.data() + 40, forged.size() - 40)),
+                 ProtocolError);
+  }
+  FrameHeader h;
+  Bytes aad;
+  const Bytes body = sealed_frame_body(sender, 0, h, aad);
+  EXPECT_EQ(h.epoch, 0u);
+  EXPECT_EQ(receiver.open_frame(h, aad, body), Bytes{'x'}) << "still at epoch 0";
+}
+
+// §6: messages of a link that lags up to three epochs behind are still accepted; older ones not.
+TEST(SrmcpCrypto, LaggingLinkWithinTheKeptEpochs_S6) {
+  const SessionKeys k = keys();
+  SendState sender(k.c2s, Direction::client_to_server, 2, std::chrono::hours(1));  // two messages per epoch
+  ReceiveState receiver(k.c2s, Direction::client_to_server);
+  std::vector<Bytes> sealed;  // sealed[i] is of epoch i / 2
+  for (int i = 0; i < 10; ++i) {
+    MessageHeader h{MessageType::ping, false, Status::ok, static_cast<std::uint32_t>(i + 1)};
+    sealed.push_back(sender.seal_message(h, crypto::as_bytes("{}")));
+  }
+  // m1 (epoch 0) and m3 (epoch 1) are held back on a slow link; the rest arrive in order.
+  for (int i : {0, 2, 4, 5, 6, 7, 8}) ASSERT_NO_THROW(receiver.open_message(sealed[i])) << i;
+  // Now at epoch 4, with epochs 3, 2 and 1 kept.
+  EXPECT_NO_THROW(receiver.open_message(sealed[3])) << "epoch 1, three behind: accepted";
+  EXPECT_THROW(receiver.open_message(sealed[1]), ProtocolError) << "epoch 0, four behind: its keys are gone";
+  EXPECT_NO_THROW(receiver.open_message(sealed[9]));
 }
 
 }  // namespace

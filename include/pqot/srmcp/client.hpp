@@ -58,8 +58,9 @@ struct SessionInfo {
   std::uint64_t session_id = 0;
   KemId kem = KemId::ml_kem_768;
   std::string identity;
-  std::size_t data_links = 0;
+  std::size_t data_links = 0;   ///< attached when connect() returned (a link that failed is left out)
   std::uint64_t rotations = 0;  ///< data links replaced by rotation so far
+  std::uint64_t link_failures = 0;  ///< data links that could not be opened (connect or rotation)
 };
 
 class Client {

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 
 #include "pqot/srmcp/tls.hpp"
@@ -25,6 +26,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   ~FramedStream();
 
   TlsStream& tls() noexcept { return stream_; }
+  /// Replaces the limits frames are read with (the client adopts the server's max_frame_body, §4).
+  void set_limits(const Limits& limits) noexcept { limits_ = limits; }
 
   /// Runs `deadline` from now: if it passes before disarm(), the connection is closed and pending
   /// operations fail (handshake deadline, §2). Independent of the per-frame deadline that
@@ -41,10 +44,18 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   void send(Bytes frame);
   /// Closes the connection (idempotent). Pending reads and writes fail.
   void close() noexcept;
-  /// Closes once every queued frame has been written (link rotation, §7).
-  void close_after_flush() noexcept;
+  /// Closes once every queued frame has been written (link rotation, §7), or when `deadline` has
+  /// passed, whichever comes first: a peer that stops reading cannot keep the link open.
+  void close_after_flush(std::chrono::steady_clock::duration deadline = std::chrono::seconds(10)) noexcept;
   bool closed() const noexcept { return closed_; }
+  /// True once the armed deadline (or a frame deadline) closed the connection.
+  bool deadline_passed() const noexcept { return deadline_passed_; }
   std::size_t queued() const noexcept { return queue_.size(); }
+  /// Bytes queued and not yet written (including the write in flight).
+  std::size_t queued_bytes() const noexcept { return queued_bytes_; }
+  /// Called (on the strand) each time a write has completed and the queue shrank, so that a
+  /// reader paused for backpressure can go on.
+  void on_written(std::function<void()> fn) { on_written_ = std::move(fn); }
 
  private:
   asio::awaitable<void> fill(std::size_t n);
@@ -65,6 +76,9 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   std::size_t in_begin_ = 0;
   std::size_t in_end_ = 0;
   std::deque<Bytes> queue_;
+  std::size_t queued_bytes_ = 0;
+  std::function<void()> on_written_;
+  bool deadline_passed_ = false;
   bool writing_ = false;
   bool close_when_flushed_ = false;
   bool closed_ = false;

@@ -12,14 +12,15 @@ class ReplayWindow {
  public:
   static constexpr std::uint64_t kWindowBits = 1024;
 
-  /// True if `seq` is new (and records it); false if it was seen or is older than the window.
+  /// True if `seq` is new (and records it); false if it was seen or is older than the window: the
+  /// window is exactly the kWindowBits numbers highest-1023 .. highest.
   bool accept(std::uint64_t seq) noexcept {
     if (!any_ || seq > highest_) {
       advance_to(seq);
       set(seq);
       return true;
     }
-    if (highest_ - seq >= kWindowBits - kBitsPerWord) return false;  // too old to tell
+    if (highest_ - seq >= kWindowBits) return false;  // older than the window
     if (test(seq)) return false;
     set(seq);
     return true;
@@ -29,7 +30,9 @@ class ReplayWindow {
 
  private:
   static constexpr std::uint64_t kBitsPerWord = 64;
-  static constexpr std::uint64_t kWords = kWindowBits / kBitsPerWord;
+  // One word more than the window needs: 1,024 numbers that do not start on a word boundary span
+  // 17 words, and the window must hold all of them (exactly the last kWindowBits numbers).
+  static constexpr std::uint64_t kWords = kWindowBits / kBitsPerWord + 1;
 
   static std::size_t word_of(std::uint64_t seq) noexcept { return (seq / kBitsPerWord) % kWords; }
   bool test(std::uint64_t seq) const noexcept { return (bits_[word_of(seq)] >> (seq % 64)) & 1u; }

@@ -29,9 +29,38 @@ struct RequestTypeStats {
 /// Status codes (§11) that have a counter of their own; higher codes are counted as kStatusSlots-1.
 inline constexpr std::size_t kStatusSlots = 32;
 
+/// What the server refused, or closed, because a peer asked for more than a limit allows or did
+/// not follow the protocol (docs/srmcpd.md, "Limits and denial of service"). Each has a counter.
+enum class Refusal : std::uint8_t {
+  handshakes_total,       ///< max_handshakes in progress: the new connection was closed
+  handshakes_per_source,  ///< its source already had max_handshakes_per_source in progress
+  handshake_evicted,      ///< a handshake in progress gave way to one from a less busy source
+  handshake_deadline,     ///< TLS plus hello not done within handshake_deadline
+  tls_failed,             ///< TLS handshake failed (no or bad certificate, not TLS at all)
+  hello_failed,           ///< CLIENT_HELLO malformed or nothing in common
+  not_allowed,            ///< identity not on the allow-list
+  sessions_total,         ///< max_sessions reached
+  sessions_per_identity,  ///< max_sessions_per_identity reached
+  accept_error,           ///< accept() failed (out of descriptors, ...); the listener backs off
+  send_backlog,           ///< session closed: its client did not read its responses
+  subscriptions,          ///< SUBSCRIBE over max_subscriptions or max_subscribed_ids
+  offers_per_identity,    ///< LINK_REQUEST over max_pending_links_per_identity
+  link_bind_failed,       ///< a connection to an offer's port failed TLS, identity or LINK_BIND
+  segments_dropped,       ///< segments dropped (§8.2 checks, reassembly limits and budget)
+  partial_expired,        ///< partial messages expired unfinished (§8.2)
+  protocol_violation,     ///< a link closed for a protocol violation
+  internal_error,         ///< a session closed on an unexpected error
+};
+inline constexpr std::size_t kRefusalKinds = static_cast<std::size_t>(Refusal::internal_error) + 1;
+/// "handshakes_total", "handshakes_per_source", ... (the enumerator's name)
+std::string_view refusal_name(Refusal r);
+
 struct ServerStats {
   std::uint64_t sessions_total = 0;
-  std::uint64_t sessions_active = 0;
+  std::uint64_t sessions_active = 0;        ///< established (client certificate verified)
+  std::uint64_t handshakes_in_progress = 0; ///< connections accepted whose session is not open yet
+  std::uint64_t partial_bytes = 0;          ///< bytes held in partial segmented messages, all sessions
+  std::array<std::uint64_t, kRefusalKinds> refusals{};
   std::uint64_t links_active = 0;
   std::uint64_t requests = 0;
   std::uint64_t errors = 0;          ///< requests answered with a non-OK status

@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <optional>
 
 #include "pqot/crypto/aead.hpp"
@@ -104,11 +105,15 @@ class ReceiveState {
     std::chrono::steady_clock::time_point retired;  // when it stopped being current
   };
   Epoch make_epoch(std::uint32_t number, const KeySet& keys);
-  Epoch& epoch_for(std::uint32_t number);
+  /// The keys of epoch `number`: the current or a kept previous epoch, or the next one derived
+  /// into `candidate` (committed by commit() only once something sealed with it authenticates).
+  /// nullptr if `number` is out of range.
+  Epoch* keys_for(std::uint32_t number, std::optional<Epoch>& candidate);
+  void commit(std::optional<Epoch>& candidate);
 
   Direction dir_;
   Epoch current_;
-  std::optional<Epoch> previous_;
+  std::deque<Epoch> previous_;  // newest first, at most kKeptEpochs, each for a grace period
   ReplayWindow window_;
 };
 

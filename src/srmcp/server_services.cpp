@@ -1,0 +1,148 @@
+// The request services of a server session (§9): checks every request passes (timestamp, phase),
+// then BROWSE, READ, WRITE, SUBSCRIBE, UNSUBSCRIBE, PING, CLOSE, LINK_REQUEST and LINK_CLOSE.
+// Runs on the session's strand.
+#include "pqot/srmcp/json_text.hpp"
+#include "server_impl.hpp"
+
+namespace pqot::srmcp {
+
+void ServerSession::handle(Link& link, Message m) {
+  if (closing_) return;  // after CLOSE (§9) nothing more is answered
+  const MessageHeader& h = m.header;
+  const auto arrived = Clock::now();
+  ++server_->requests;
+  const auto now = unix_time_s();
+  const std::uint32_t window_s = (server_->config.timestamp_window_ms + 999) / 1000;
+  const std::uint32_t skew = h.timestamp_s > now ? h.timestamp_s - now : now - h.timestamp_s;
+  if (skew > window_s) {
+    reply_error(h.tid, Status::stale_timestamp, "timestamp differs from the server clock by " + std::to_string(skew) + " s");
+    return;
+  }
+  if (h.response || h.tid == 0) {
+    reply_error(h.tid, Status::wrong_phase, "not a request");
+    return;
+  }
+  try {
+    const Json body = h.type == MessageType::close ? Json::object()
+                                                   : parse_json_body(m.body, endpoint_->limits(), h.tid);
+    if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
+    if (auto text = dispatch(link, h, body, arrived)) {
+      reply_text(h.tid, h.type, Status::ok, *text);
+      server_->count_request(h.type, arrived);
+    }
+    if (h.type == MessageType::close) close_gracefully();
+  } catch (const ProtocolError& e) {
+    reply_error(h.tid, e.status(), e.what());
+    server_->count_request(h.type, arrived);
+  } catch (const Json::exception& e) {
+    // (e.what() may quote the offending bytes: reply_error makes them printable.)
+    reply_error(h.tid, Status::bad_request, std::string("bad request body: ") + e.what());
+    server_->count_request(h.type, arrived);
+  }
+}
+
+NodeStore& ServerSession::nodes() {
+  const auto generation = server_->nodes_generation.load(std::memory_order_acquire);
+  if (generation != nodes_generation_) {
+    nodes_ = server_->nodes();
+    nodes_generation_ = generation;
+  }
+  return *nodes_;
+}
+
+// Where a backend's late answer goes: back onto the session's strand, as the reply to `tid`. The
+// `ops` node operations it stood for stop counting against max_backend_ops.
+NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType type, Clock::time_point arrived,
+                                                  std::size_t ops) {
+  backend_ops_ += ops;
+  return [self = shared_from_this(), tid, type, arrived, ops](std::string text) {
+    asio::post(self->strand_, [self, tid, type, arrived, ops, text = std::move(text)] {
+      self->backend_ops_ -= std::min(self->backend_ops_, ops);
+      self->reply_text(tid, type, Status::ok, text);
+      self->server_->count_request(type, arrived);
+      self->wake_readers();
+    });
+  };
+}
+
+std::optional<std::string> ServerSession::dispatch(Link& link, const MessageHeader& h, const Json& body,
+                                                   Clock::time_point arrived) {
+  const Limits& limits = endpoint_->limits();
+  auto& nodes = this->nodes();
+  switch (h.type) {
+    case MessageType::browse: {
+      const auto r = decode_browse(body, h.tid);
+      return to_json_text(nodes.browse(r.root, r.depth, principal_));
+    }
+    case MessageType::read: {
+      // The hot path: the result is written as text directly, without a Json value in between.
+      const auto ids = decode_read(body, limits, h.tid).ids;
+      std::string text;
+      text.reserve(512);
+      // The operations count against max_backend_ops only while a backend is waited for.
+      if (nodes.read_text(ids, principal_, text, deferred_reply(h.tid, h.type, arrived, ids.size()))) {
+        backend_ops_ -= ids.size();
+        return text;
+      }
+      return std::nullopt;
+    }
+    case MessageType::write: {
+      const auto values = decode_write(body, limits, h.tid).values;
+      std::string text;
+      if (nodes.write_text(values, principal_, text, deferred_reply(h.tid, h.type, arrived, values.size()))) {
+        backend_ops_ -= values.size();
+        return text;
+      }
+      return std::nullopt;
+    }
+    case MessageType::subscribe:
+      return to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));
+    case MessageType::unsubscribe:
+      unsubscribe(decode_unsubscribe(body, h.tid), h.tid);
+      return "{}";
+    case MessageType::ping:
+      return to_json_text(Json{{"server_time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      std::chrono::system_clock::now().time_since_epoch())
+                                                      .count()}});
+    case MessageType::close:
+      return "{}";
+    case MessageType::link_request:
+      return to_json_text(open_link_offer(h.tid));
+    case MessageType::link_close:
+      return to_json_text(close_link(link, decode_link_close(body, h.tid), h.tid));
+    default:
+      throw ProtocolError(Action::reply, Status::wrong_phase,
+                          "message type " + std::to_string(static_cast<int>(h.type)) + " is not a request", h.tid);
+  }
+}
+
+// An ERROR reply (§9). The message may quote what the peer sent: only its printable form goes out,
+// so that the body is always valid JSON (and the text safe to show).
+void ServerSession::reply_error(std::uint32_t tid, Status status, std::string_view message) {
+  std::string text = "{\"message\":";
+  append_json_string(text, common::printable(message));
+  text += '}';
+  reply_text(tid, MessageType::error, status, text);
+}
+
+void ServerSession::reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text) {
+  if (closed_ || !endpoint_ || endpoint_->usable_links() == 0) return;
+  if (status != Status::ok) ++server_->errors;
+  server_->count_response(status);
+  MessageHeader h{type, true, status, tid};
+  try {
+    endpoint_->send(h, crypto::as_bytes(text), server_->config.limits.max_segments);
+  } catch (const ProtocolError& e) {
+    if (e.action() == Action::close) {
+      close();
+      return;
+    }
+    // The response does not fit (§12): say so instead.
+    std::string msg = "{\"message\":";
+    append_json_string(msg, e.what());
+    msg += '}';
+    endpoint_->send(MessageHeader{MessageType::error, true, e.status(), tid}, crypto::as_bytes(msg));
+  }
+}
+
+}  // namespace pqot::srmcp
