@@ -49,7 +49,10 @@ void raise_descriptor_limit(const pqot::srmcp::ServerConfig& cfg) {
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
   }
-  const auto wanted = static_cast<rlim_t>(cfg.max_sessions) * (cfg.limits.max_links + 1) + cfg.max_pending_links + 64;
+  // Sessions with all their links, handshakes in progress (control connections and connections to
+  // offer ports, both bounded by max_handshakes), offer listeners, and a margin for the rest.
+  const auto wanted = static_cast<rlim_t>(cfg.max_sessions) * (cfg.limits.max_links + 1) + cfg.max_handshakes +
+                      cfg.max_pending_links + 64;
   if (rl.rlim_cur < wanted) {
     spdlog::warn("open-file limit {} is below the {} that max_sessions and max_links may need", rl.rlim_cur, wanted);
   }

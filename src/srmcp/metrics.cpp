@@ -1,6 +1,8 @@
 // Prometheus metrics: histogram, text exposition format 0.0.4, scrape endpoint (docs/metrics.md).
 #include "pqot/srmcp/metrics.hpp"
 
+#include "http_request.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -272,80 +274,6 @@ struct Connection {
   asio::steady_timer deadline;
 };
 
-struct Request {
-  std::string_view method;
-  std::string_view target;
-};
-
-// tchar of RFC 9110 §5.6.2.
-bool is_tchar(char c) {
-  return is_alpha_(c) || is_digit(c) ||
-         std::string_view("!#$%&'*+-.^`|~").find(c) != std::string_view::npos;
-}
-
-// The end of the request head: the index of the line feed that ends its last line, or npos while
-// the blank line has not arrived. Lines end in CRLF or, leniently, LF (RFC 9112 §2.2).
-std::size_t find_head_end(std::string_view data) {
-  for (std::size_t i = data.find('\n'); i != std::string_view::npos; i = data.find('\n', i + 1)) {
-    const std::string_view rest = data.substr(i + 1);
-    if (rest.starts_with("\n") || rest.starts_with("\r\n")) return i;
-  }
-  return std::string_view::npos;
-}
-
-std::string_view strip_cr(std::string_view line) {
-  if (line.ends_with('\r')) line.remove_suffix(1);
-  return line;
-}
-
-// The request line (RFC 9112 §3) and a sanity check of the header lines; nullopt means 400.
-// Method and target are checked character by character, so they are safe to log.
-std::optional<Request> parse_request(std::string_view head) {
-  const std::size_t eol = head.find('\n');
-  const std::string_view line = strip_cr(head.substr(0, eol));
-  const std::size_t sp1 = line.find(' ');
-  if (sp1 == std::string_view::npos) return std::nullopt;
-  const std::size_t sp2 = line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
-    return std::nullopt;
-  Request r{line.substr(0, sp1), line.substr(sp1 + 1, sp2 - sp1 - 1)};
-  const std::string_view version = line.substr(sp2 + 1);
-  if (r.method.empty() || !std::all_of(r.method.begin(), r.method.end(), is_tchar))
-    return std::nullopt;
-  if (r.target.empty() ||
-      !std::all_of(r.target.begin(), r.target.end(), [](char c) { return c > 0x20 && c < 0x7f; })) {
-    return std::nullopt;
-  }
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") return std::nullopt;
-  // Header fields are ignored, but each must look like "name: value" (RFC 9112 §5).
-  std::size_t pos = eol;
-  while (pos != std::string_view::npos) {
-    const std::size_t next = head.find('\n', pos + 1);
-    const std::string_view field =
-        strip_cr(head.substr(pos + 1, next == std::string_view::npos ? next : next - pos - 1));
-    const std::size_t colon = field.find(':');
-    if (colon == 0 || colon == std::string_view::npos ||
-        !std::all_of(field.begin(), field.begin() + static_cast<std::ptrdiff_t>(colon), is_tchar)) {
-      return std::nullopt;
-    }
-    pos = next;
-  }
-  return r;
-}
-
-// The path of an origin-form ("/metrics?x=1") or absolute-form ("http://h:9/metrics") target,
-// without the query; empty for other forms.
-std::string_view target_path(std::string_view target) {
-  if (!target.starts_with('/')) {
-    const std::size_t scheme_end = target.find("://");
-    if (scheme_end == std::string_view::npos) return {};
-    const std::size_t slash = target.find('/', scheme_end + 3);
-    if (slash == std::string_view::npos) return "/";
-    target = target.substr(slash);
-  }
-  return target.substr(0, target.find_first_of("?#"));
-}
-
 std::string make_response(int status, std::string_view reason, std::string_view content_type,
                           std::string_view body, bool head_only,
                           std::string_view extra_headers = {}) {
@@ -408,7 +336,7 @@ struct MetricsHttpServer::Impl {
 };
 
 std::string MetricsHttpServer::Impl::respond(std::string_view head) {
-  const auto request = parse_request(head);
+  const auto request = http::parse_request(head);
   if (!request) {
     spdlog::debug("metrics endpoint: malformed request: 400");
     return make_response(400, "Bad Request", kTextContentType, "bad request\n", false);
@@ -419,7 +347,7 @@ std::string MetricsHttpServer::Impl::respond(std::string_view head) {
     return make_response(405, "Method Not Allowed", kTextContentType, "method not allowed\n", false,
                          "Allow: GET, HEAD\r\n");
   }
-  const std::string_view path = target_path(request->target);
+  const std::string_view path = http::target_path(request->target);
   if (path.empty()) {
     spdlog::debug("metrics endpoint: {} with a target that is not a path: 400", request->method);
     return make_response(400, "Bad Request", kTextContentType, "bad request\n", head_only);
@@ -464,7 +392,7 @@ awaitable<void> exchange(std::shared_ptr<Impl> self, std::shared_ptr<Connection>
   std::string data;
   std::size_t head_end = std::string::npos;
   asio::error_code ec;
-  while ((head_end = find_head_end(data)) == std::string::npos && data.size() < limit) {
+  while ((head_end = http::find_head_end(data)) == std::string::npos && data.size() < limit) {
     const std::size_t old = data.size();
     data.resize(std::min(limit, old + 2048));
     const std::size_t n =

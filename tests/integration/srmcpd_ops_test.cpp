@@ -231,5 +231,16 @@ TEST_F(SrmcpdOps, BadMetricsAddressIsACommandLineError) {
   EXPECT_NE(r.err.find("--metrics"), std::string::npos) << r.out << r.err;
 }
 
+// One strict HOST:PORT parser (include/pqot/common/host_port.hpp): "h:12x" is an error, not port 12.
+TEST_F(SrmcpdOps, ListenAddressIsParsedStrictly) {
+  const fs::path cfg = dir_.path() / "empty.toml";
+  write_file(cfg, server_section());
+  for (const std::string bad : {"127.0.0.1:12x", "127.0.0.1:", "127.0.0.1:65536", "::1:80"}) {
+    const auto r = test::run_process(kSrmcpd, {"--config", cfg.string(), "--listen", bad, "--check-config"});
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--listen"), std::string::npos) << bad << ": " << r.out << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace pqot::srmcp
