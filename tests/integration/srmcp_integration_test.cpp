@@ -417,15 +417,7 @@ TEST_F(SrmcpEndToEnd, ManySessionsWhileOneFloodsGarbage) {
       }
     }
   });
-  // Whatever fails below, the flooder is stopped and joined.
-  struct Join {
-    std::atomic<bool>& stop;
-    std::thread& t;
-    ~Join() {
-      stop = true;
-      t.join();
-    }
-  } join{stop, flooder};
+  pqot::test::StopAndJoin join(stop, flooder);  // whatever fails below
   constexpr int kSessions = 200;
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < kSessions; ++i) {

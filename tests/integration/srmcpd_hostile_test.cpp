@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../support/child_process.hpp"
+#include "../support/scrape.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
@@ -26,6 +27,9 @@ namespace {
 namespace fs = std::filesystem;
 using pqot::test::ChildProcess;
 using pqot::test::eventually;
+using pqot::test::http_get;
+using pqot::test::number_after;
+using pqot::test::sample;
 using raw::RawLink;
 using raw::RawSession;
 
@@ -40,39 +44,6 @@ long rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
-  }
-  return -1;
-}
-
-int number_after(const std::string& text, const std::string& marker) {
-  const auto at = text.find(marker);
-  return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + marker.size());
-}
-
-std::string http_get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)::send(fd, req.data(), req.size(), 0);
-  ::shutdown(fd, SHUT_WR);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
-}
-
-double sample(const std::string& page, const std::string& prefix) {
-  std::istringstream in(page);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix + " ", 0) == 0) return std::stod(line.substr(prefix.size() + 1));
   }
   return -1;
 }
@@ -181,14 +152,7 @@ TEST_F(SrmcpdHostile, HostileNeighbours_S12) {
       for (int fd : fds) ::close(fd);
     }
   });
-  struct Join {
-    std::atomic<bool>& stop;
-    std::thread& t;
-    ~Join() {
-      stop = true;
-      t.join();
-    }
-  } join_attackers{stop, attackers};
+  pqot::test::StopAndJoin join_attackers(stop, attackers);
   ASSERT_TRUE(eventually([&] { return opened >= 1000; })) << "the attackers could not connect";
   // The client that never reads: pipelined 256-id READs from its own thread until srmcpd closes it.
   std::atomic<bool> stop_hog{false};

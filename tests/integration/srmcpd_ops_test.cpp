@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../support/child_process.hpp"
+#include "../support/scrape.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
@@ -23,6 +24,9 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::ChildProcess;
 using test::eventually;
+using test::http_get;
+using test::number_after;
+using test::sample;
 
 const std::string kBin = PQOT_BIN_DIR;
 const std::string kSrmcpd = kBin + "/srmcpd";
@@ -32,44 +36,6 @@ const fs::path kSource = PQOT_SOURCE_DIR;
 void write_file(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
-}
-
-// One HTTP/1.1 GET on 127.0.0.1:port; the whole response (the server closes after it).
-std::string http_get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)::send(fd, req.data(), req.size(), 0);
-  ::shutdown(fd, SHUT_WR);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return out;
-}
-
-// The number right after the first `marker` in `text` (a port in a log line), or 0. (No
-// std::regex: GCC 12 with -O2 and the sanitizers warns inside <regex>.)
-int number_after(const std::string& text, const std::string& marker) {
-  const auto at = text.find(marker);
-  if (at == std::string::npos) return 0;
-  return std::atoi(text.c_str() + at + marker.size());
-}
-
-// The value of the first sample line that starts with `prefix` ("name{labels}"), or -1.
-double sample(const std::string& page, const std::string& prefix) {
-  std::istringstream in(page);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix + " ", 0) == 0) return std::stod(line.substr(prefix.size() + 1));
-  }
-  return -1;
 }
 
 class SrmcpdOps : public ::testing::Test {

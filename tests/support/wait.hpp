@@ -2,6 +2,7 @@
 // fail with a message. Never a fixed sleep, and never a statement about how long anything takes.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <thread>
@@ -22,5 +23,26 @@ inline bool eventually(const std::function<bool()>& done,
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
+
+}  // namespace pqot::test
+
+namespace pqot::test {
+
+/// Sets `stop` and joins `thread` when the scope ends, however the test leaves it (a failed
+/// ASSERT included), so that no thread outlives the objects it uses.
+class StopAndJoin {
+ public:
+  StopAndJoin(std::atomic<bool>& stop, std::thread& thread) : stop_(stop), thread_(thread) {}
+  StopAndJoin(const StopAndJoin&) = delete;
+  StopAndJoin& operator=(const StopAndJoin&) = delete;
+  ~StopAndJoin() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  std::thread& thread_;
+};
 
 }  // namespace pqot::test
