@@ -117,12 +117,11 @@ asio::awaitable<void> Server::Impl::accept_loop() {
   auto backoff = std::chrono::milliseconds(0);
   asio::steady_timer pause(io);
   while (!stopping) {
-    // A session lives on one io_context; with one thread per context (srmcpd), its work never
-    // crosses threads.
-    auto strand = asio::make_strand(*contexts[next_context++ % contexts.size()]);
-    Tcp::socket socket(strand);
+    // Accepted on the listener's own context: while the accept waits, this frame holds nothing of
+    // a session context (whose owner may destroy it first at shutdown).
+    Tcp::socket accepted(io);
     asio::error_code ec;
-    co_await acceptor.async_accept(socket, asio::redirect_error(asio::use_awaitable, ec));
+    co_await acceptor.async_accept(accepted, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping || ec == asio::error::operation_aborted) break;
       // Out of a resource: wait before trying again. Anything else (a connection that failed
@@ -142,6 +141,14 @@ asio::awaitable<void> Server::Impl::accept_loop() {
     }
     // One success does not end a shortage: the wait shrinks by half, not to nothing.
     backoff = backoff < std::chrono::milliseconds(20) ? std::chrono::milliseconds(0) : backoff / 2;
+    // A session lives on one io_context, on its own strand; with one thread per context (srmcpd),
+    // its work never crosses threads. The descriptor moves to a socket of that strand.
+    auto strand = asio::make_strand(*contexts[next_context++ % contexts.size()]);
+    Tcp::socket socket(strand);
+    const auto protocol = accepted.local_endpoint(ec).protocol();
+    if (ec) continue;  // already gone
+    socket.assign(protocol, accepted.release(ec), ec);
+    if (ec) continue;
     admit(std::move(socket), strand);
   }
 }
@@ -221,7 +228,13 @@ Server::Server(asio::io_context& io, ServerConfig config, std::shared_ptr<NodeSt
                std::vector<asio::io_context*> session_contexts)
     : impl_(std::make_shared<Impl>(io, std::move(config), std::move(nodes), std::move(session_contexts))) {}
 
-Server::~Server() { stop(); }
+Server::~Server() {
+  stop();
+  // Sessions hold the Impl and the Impl's set holds them: a session whose coroutine never ran to
+  // its end (its io_context stopped first) would keep both alive. The set lets go here.
+  std::lock_guard lock(impl_->mutex);
+  impl_->sessions.clear();
+}
 
 void Server::start() {
   auto& cfg = impl_->config;

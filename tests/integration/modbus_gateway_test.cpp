@@ -126,7 +126,7 @@ class ModbusGateway : public ::testing::Test {
     if (server_) {
       EXPECT_TRUE(eventually([&] {
         const auto st = server_->stats();
-        return st.sessions_active == 0 && st.links_active == 0;
+        return st.sessions_active == 0 && st.links_active == 0 && st.handshakes_in_progress == 0;
       })) << "sessions still open after Server::stop()";
     }
     io_.stop();

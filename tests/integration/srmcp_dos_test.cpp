@@ -164,7 +164,10 @@ class SrmcpHostile : public ::testing::Test {
     server_->stop();
     work_.reset();
     // Sessions end on their own once stopped; bounded, then the loop is stopped regardless.
-    EXPECT_TRUE(eventually([&] { return server_->stats().sessions_active == 0; })) << "sessions left open at stop";
+    EXPECT_TRUE(eventually([&] {
+      const auto s = server_->stats();
+      return s.sessions_active == 0 && s.handshakes_in_progress == 0 && s.links_active == 0;
+    })) << "sessions or handshakes left open at stop";
     io_.stop();
     thread_.join();
     if (log_counter_) {

@@ -103,7 +103,7 @@ class SrmcpEndToEnd : public ::testing::Test {
   static void expect_sessions_closed(const Server& server) {
     EXPECT_TRUE(pqot::test::eventually([&] {
       const auto st = server.stats();
-      return st.sessions_active == 0 && st.links_active == 0;
+      return st.sessions_active == 0 && st.links_active == 0 && st.handshakes_in_progress == 0;
     })) << "sessions still open after Server::stop(): " << server.stats().sessions_active;
   }
 
