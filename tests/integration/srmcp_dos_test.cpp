@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../support/fd_limit.hpp"
 #include "../support/test_pki.hpp"
 #include "../support/wait.hpp"
 #include "pqot/srmcp/client.hpp"
@@ -111,7 +112,11 @@ std::uint64_t refusals(const ServerStats& s, Refusal r) { return s.refusals[stat
 
 class SrmcpHostile : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { pki_ = new pqot::test::TestPki(3); }
+  static void SetUpTestSuite() {
+    // 1,100 attacker connections and the server's side of them live in this process.
+    ASSERT_GE(pqot::test::raise_fd_limit(), 4096u) << "too few descriptors for these tests";
+    pki_ = new pqot::test::TestPki(3);
+  }
   static void TearDownTestSuite() {
     delete pki_;
     pki_ = nullptr;

@@ -17,6 +17,7 @@
 #include "../support/child_process.hpp"
 #include "../support/scrape.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/fd_limit.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "raw_session.hpp"
@@ -69,6 +70,7 @@ int idle_connection(const std::string& source, int port) {
 class SrmcpdHostile : public ::testing::Test {
  protected:
   void SetUp() override {
+    ASSERT_GE(pqot::test::raise_fd_limit(), 2048u) << "too few descriptors for 1,000 attacker connections";
     std::ostringstream cfg;
     cfg << "[server]\nlisten = \"127.0.0.1:4843\"\nca = \"" << pki_.ca() << "\"\ncert = \"" << pki_.file("server.crt")
         << "\"\nkey = \"" << pki_.file("server.key") << "\"\ndata_ports = \"44000-44999\"\nlog_level = \"info\"\n"
