@@ -276,9 +276,8 @@ void Client::Impl::deliver(Message m) {
   const MessageHeader& h = m.header;
   if (!h.response) return;
   // §10: responses and notifications outside the timestamp window are not believed.
-  const std::uint32_t now = unix_time_s();
-  const std::uint32_t skew = h.timestamp_s > now ? h.timestamp_s - now : now - h.timestamp_s;
-  const bool stale = skew > (timestamp_window_ms + 999) / 1000;
+  const std::uint32_t skew = clock_skew_s(h.timestamp_s);
+  const bool stale = outside_window(skew, timestamp_window_ms);
   if (h.type == MessageType::notification && h.tid == 0) {
     if (notification_handler && !stale) {
       try {

@@ -24,6 +24,11 @@ std::uint32_t unix_time_s() {
                                         .count());
 }
 
+std::uint32_t clock_skew_s(std::uint32_t timestamp_s) {
+  const std::uint32_t now = unix_time_s();
+  return timestamp_s > now ? timestamp_s - now : now - timestamp_s;
+}
+
 Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits,
                    std::uint32_t key_update_messages, std::chrono::seconds key_update_after,
                    std::size_t max_partial_bytes, std::shared_ptr<ReassemblyBudget> budget)
@@ -86,9 +91,13 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
 
 // Uniformly among the links not being retired (§8.2); links whose queue is over the cap (a peer
 // not reading them) are left out while another link has room.
+namespace {
+bool usable(const Link& l) { return !l.draining && !l.stream->closed(); }
+}  // namespace
+
 Link& Endpoint::random_link() {
   const auto eligible = [&](const Link& l, bool roomy_only) {
-    if (l.draining || l.stream->closed()) return false;
+    if (!usable(l)) return false;
     return !roomy_only || link_queue_cap_ == 0 || l.stream->queued_bytes() <= link_queue_cap_;
   };
   for (const bool roomy_only : {true, false}) {
@@ -112,7 +121,7 @@ std::size_t Endpoint::queued_bytes() const noexcept {
 
 std::size_t Endpoint::usable_links() const noexcept {
   std::size_t n = 0;
-  for (const auto& [id, link] : links_) n += link->draining || link->stream->closed() ? 0 : 1;
+  for (const auto& [id, link] : links_) n += usable(*link) ? 1 : 0;
   return n;
 }
 

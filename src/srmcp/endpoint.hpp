@@ -90,5 +90,9 @@ class Endpoint {
 };
 
 std::uint32_t unix_time_s();
+/// §10: how far `timestamp_s` (a message header's) is from this clock, in whole seconds.
+std::uint32_t clock_skew_s(std::uint32_t timestamp_s);
+/// §10: whether such a skew is outside a window of `window_ms` (whole seconds: ceil(window_ms / 1000)).
+inline bool outside_window(std::uint32_t skew_s, std::uint32_t window_ms) { return skew_s > (window_ms + 999) / 1000; }
 
 }  // namespace pqot::srmcp

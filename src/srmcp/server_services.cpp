@@ -6,15 +6,23 @@
 
 namespace pqot::srmcp {
 
+namespace {
+// The ERROR body (§9): {"message": text}.
+std::string error_body(std::string_view message) {
+  std::string text = "{\"message\":";
+  append_json_string(text, message);
+  text += '}';
+  return text;
+}
+}  // namespace
+
 void ServerSession::handle(Link& link, Message m) {
   if (closing_) return;  // after CLOSE (§9) nothing more is answered
   const MessageHeader& h = m.header;
   const auto arrived = Clock::now();
   ++server_->requests;
-  const auto now = unix_time_s();
-  const std::uint32_t window_s = (server_->config.timestamp_window_ms + 999) / 1000;
-  const std::uint32_t skew = h.timestamp_s > now ? h.timestamp_s - now : now - h.timestamp_s;
-  if (skew > window_s) {
+  const std::uint32_t skew = clock_skew_s(h.timestamp_s);
+  if (outside_window(skew, server_->config.timestamp_window_ms)) {
     reply_error(h.tid, Status::stale_timestamp, "timestamp differs from the server clock by " + std::to_string(skew) + " s");
     return;
   }
@@ -119,10 +127,7 @@ std::optional<std::string> ServerSession::dispatch(Link& link, const MessageHead
 // An ERROR reply (§9). The message may quote what the peer sent: only its printable form goes out,
 // so that the body is always valid JSON (and the text safe to show).
 void ServerSession::reply_error(std::uint32_t tid, Status status, std::string_view message) {
-  std::string text = "{\"message\":";
-  append_json_string(text, common::printable(message));
-  text += '}';
-  reply_text(tid, MessageType::error, status, text);
+  reply_text(tid, MessageType::error, status, error_body(common::printable(message)));
 }
 
 void ServerSession::reply_text(std::uint32_t tid, MessageType type, Status status, std::string_view text) {
@@ -138,9 +143,7 @@ void ServerSession::reply_text(std::uint32_t tid, MessageType type, Status statu
       return;
     }
     // The response does not fit (§12): say so instead.
-    std::string msg = "{\"message\":";
-    append_json_string(msg, e.what());
-    msg += '}';
+    const std::string msg = error_body(e.what());
     endpoint_->send(MessageHeader{MessageType::error, true, e.status(), tid}, crypto::as_bytes(msg));
   }
 }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "../support/fd_limit.hpp"
+#include "../support/tcp_peer.hpp"
 #include "../support/test_pki.hpp"
 #include "../support/wait.hpp"
 #include "pqot/srmcp/client.hpp"
@@ -23,37 +24,11 @@ namespace pqot::srmcp {
 namespace {
 
 using pqot::test::eventually;
+using pqot::test::TcpPeer;
 using raw::RawLink;
 using raw::RawSession;
 
 // ---- helpers ---------------------------------------------------------------------------------------
-
-/// A plain TCP connection from `source` that sends nothing (or what it is told to) and holds on.
-class TcpPeer {
- public:
-  TcpPeer(const std::string& source, std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd_ < 0) throw std::runtime_error("socket failed");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source.c_str(), &a.sin_addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) throw std::runtime_error("bind failed");
-    sockaddr_in s{};
-    s.sin_family = AF_INET;
-    s.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &s.sin_addr);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&s), sizeof(s)) != 0) throw std::runtime_error("connect failed");
-  }
-  TcpPeer(const TcpPeer&) = delete;
-  TcpPeer& operator=(const TcpPeer&) = delete;
-  ~TcpPeer() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  void send(const Bytes& b) { (void)!::send(fd_, b.data(), b.size(), MSG_NOSIGNAL); }
-
- private:
-  int fd_ = -1;
-};
 
 std::string attacker_source(int i) { return "127.0.0." + std::to_string(2 + i % 8); }
 
@@ -141,19 +116,20 @@ class SrmcpHostile : public ::testing::Test {
     NodeSpec plant;
     plant.id = plant.name = "plant";
     nodes->add(plant);
-    for (int i = 0; i < 10; ++i) {
+    const auto value_node = [](std::string id) {
       NodeSpec n;
-      n.id = n.name = "plant.t" + std::to_string(i);
+      n.id = n.name = std::move(id);
       n.type = ValueType::float64;
       n.parents = {"plant"};
+      return n;
+    };
+    for (int i = 0; i < 10; ++i) {
+      NodeSpec n = value_node("plant.t" + std::to_string(i));  // memory nodes: 20.0 + i
       n.initial = 20.0 + i;
       nodes->add(n);
     }
     for (int i = 0; i < 256; ++i) {
-      NodeSpec n;
-      n.id = n.name = "plant.dev" + std::to_string(i);
-      n.type = ValueType::float64;
-      n.parents = {"plant"};
+      NodeSpec n = value_node("plant.dev" + std::to_string(i));  // on the held device
       n.read_async = device_.reader();
       nodes->add(n);
     }

@@ -18,6 +18,7 @@
 #include "../support/scrape.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/fd_limit.hpp"
+#include "../support/tcp_peer.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "raw_session.hpp"
@@ -47,24 +48,6 @@ long rss_kib(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
   }
   return -1;
-}
-
-/// A TCP connection from `source` that sends nothing; false if it could not be made.
-int idle_connection(const std::string& source, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source.c_str(), &a.sin_addr);
-  sockaddr_in s{};
-  s.sin_family = AF_INET;
-  s.sin_port = htons(static_cast<std::uint16_t>(port));
-  s.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&s), sizeof s) != 0) {
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 class SrmcpdHostile : public ::testing::Test {
@@ -144,7 +127,7 @@ TEST_F(SrmcpdHostile, HostileNeighbours_S12) {
     while (!stop) {
       std::vector<int> fds;
       for (int i = 0; i < 1000 && !stop; ++i) {
-        const int fd = idle_connection("127.0.0." + std::to_string(2 + i % 8), port_);
+        const int fd = pqot::test::connect_from("127.0.0." + std::to_string(2 + i % 8), port_);
         if (fd < 0) continue;
         (void)!::send(fd, partial_hello.data(), partial_hello.size(), MSG_NOSIGNAL);
         fds.push_back(fd);
@@ -205,7 +188,7 @@ TEST_F(SrmcpdHostile, HostileNeighbours_S12) {
 TEST_F(SrmcpdHostile, AcceptErrorsBackOffInsteadOfSpinning_S12) {
   start(64);
   for (int i = 0; i < 200; ++i) {
-    const int fd = idle_connection("127.0.0." + std::to_string(2 + i % 8), port_);
+    const int fd = pqot::test::connect_from("127.0.0." + std::to_string(2 + i % 8), port_);
     if (fd >= 0) idle_.push_back(fd);
   }
   ASSERT_TRUE(eventually([&] { return metric("pqot_srmcp_refusals_total{reason=\"accept_error\"}") >= 5; }))
