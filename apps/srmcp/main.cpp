@@ -106,7 +106,7 @@ Percentiles percentiles(std::vector<double> v) {
 int run_bench(ClientOptions base, const Options& o) {
   const unsigned n = std::max(o.count, 5u);
   // One TLS context for every connection, as a long-running client would keep it.
-  base.tls_context = std::make_shared<asio::ssl::context>(make_client_tls(base.tls));
+  base.tls_context = std::make_shared<asio::ssl::context>(pqot::channel::make_client_tls(base.tls));
   Json out = Json::object();
   auto record = [&](const std::string& name, const std::vector<double>& ms) {
     const auto p = percentiles(ms);

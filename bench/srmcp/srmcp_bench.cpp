@@ -56,8 +56,8 @@ ClientOptions client_options(const Options& o) {
   ClientOptions co;
   co.host = o.host;
   co.port = o.port;
-  co.tls = TlsFiles{o.ca, o.cert, o.key};
-  co.tls_context = std::make_shared<asio::ssl::context>(make_client_tls(co.tls));
+  co.tls = pqot::channel::TlsFiles{o.ca, o.cert, o.key};
+  co.tls_context = std::make_shared<asio::ssl::context>(pqot::channel::make_client_tls(co.tls));
   std::string name = o.kem;
   // Accept "ml-kem-768" and "x-wing" as well as the canonical names.
   for (const std::string canonical : {"ML-KEM-768", "ML-KEM-1024", "X-Wing"}) {

@@ -46,7 +46,7 @@ Sha256Digest sha256(std::initializer_list<ByteView> parts) {
   return out;
 }
 
-Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts) {
+Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts) {
   MacCtx ctx(EVP_MAC_CTX_new(hmac_mac()));
   if (!ctx) throw Error(ErrorCode::internal, "out of memory");
   char digest[] = "SHA256";

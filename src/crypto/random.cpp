@@ -24,6 +24,12 @@ void fill(MutableByteView out) {
 }  // namespace
 
 void random_bytes(MutableByteView out) { fill<RAND_bytes>(out); }
+
+std::uint64_t random_u64() {
+  std::uint64_t v = 0;
+  random_bytes({reinterpret_cast<std::uint8_t*>(&v), sizeof(v)});
+  return v;
+}
 void random_secret_bytes(MutableByteView out) { fill<RAND_priv_bytes>(out); }
 
 }  // namespace pqot::crypto

@@ -104,7 +104,7 @@ awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t po
     co_await asio::async_connect(stream->tls().lowest_layer(), endpoints, use_awaitable);
   }
   stream->tls().lowest_layer().set_option(Tcp::no_delay(true));
-  set_server_identity(stream->tls(), options.host);
+  channel::set_server_identity(stream->tls(), options.host);
   co_await stream->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
   co_return stream;
 }
@@ -137,7 +137,7 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
   if (sh.kem != kem_id) fail(Status::internal, "handshake: server answered with another KEM");
   const crypto::SecretBytes ss = crypto::kem_by_name(*kem_name(kem_id)).decapsulate(kp.secret_key, sh.ct);
   const auto th = transcript_hash(hello_body, frame.body);
-  Bytes exporter = tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
+  Bytes exporter = channel::tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
   const SessionKeys keys = derive_session_keys(exporter, ss, th);
   crypto::secure_wipe(exporter);
   // §4: the announced max_frame_body bounds the frames of both directions on every link.
@@ -169,7 +169,7 @@ awaitable<void> Client::Impl::open_data_link() {
   const auto port = offer.body.at("port").get<std::uint16_t>();
   const Bytes token = crypto::from_hex(offer.body.at("token").get<std::string>());
   auto stream = co_await open_tls(port);
-  const Bytes exporter = tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
+  const Bytes exporter = channel::tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
   LinkBind bind{session.session_id, link_bind_proof(*link_key, token, link_id, exporter)};
   crypto::Aes256Gcm bind_key(link_key->span());
   stream->send(seal_frame(bind_key, Direction::client_to_server, FrameHeader{FrameType::link_bind, link_id, 0, 0},
@@ -386,7 +386,7 @@ awaitable<void> Client::Impl::connect() {
   if (impl->options.kems.empty()) fail(Status::internal, "no KEM to offer");
   if (!impl->tls) {
     impl->tls = impl->options.tls_context ? impl->options.tls_context
-                                          : std::make_shared<asio::ssl::context>(make_client_tls(impl->options.tls));
+                                          : std::make_shared<asio::ssl::context>(channel::make_client_tls(impl->options.tls));
   }
   auto link0 = std::make_shared<Link>();
   link0->id = 0;

@@ -1,31 +1,21 @@
 #include "endpoint.hpp"
 
+#include <ranges>
+
+#include "pqot/channel/multipath.hpp"
+#include "pqot/common/clock.hpp"
 #include "pqot/crypto/random.hpp"
 
 namespace pqot::srmcp {
 
 namespace {
-Direction peer_of(Direction d) {
-  return d == Direction::client_to_server ? Direction::server_to_client : Direction::client_to_server;
-}
 const KeySet& keys_for(const SessionKeys& k, Direction d) {
   return d == Direction::client_to_server ? k.c2s : k.s2c;
 }
-std::uint64_t random_seed() {
-  std::uint64_t seed = 0;
-  crypto::random_bytes({reinterpret_cast<std::uint8_t*>(&seed), sizeof(seed)});
-  return seed;
-}
 }  // namespace
 
-std::uint32_t unix_time_s() {
-  return static_cast<std::uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
-
 std::uint32_t clock_skew_s(std::uint32_t timestamp_s) {
-  const std::uint32_t now = unix_time_s();
+  const std::uint32_t now = common::unix_time_s();
   return timestamp_s > now ? timestamp_s - now : now - timestamp_s;
 }
 
@@ -35,9 +25,9 @@ Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits
     : self_(self),
       limits_(limits),
       send_(keys_for(keys, self), self, key_update_messages, key_update_after),
-      receive_(keys_for(keys, peer_of(self)), peer_of(self)),
+      receive_(keys_for(keys, channel::reverse(self)), channel::reverse(self)),
       reassembler_(limits, max_partial_bytes, std::move(budget)),
-      rng_(random_seed()) {}
+      rng_(crypto::random_u64()) {}
 
 void Endpoint::add_link(std::shared_ptr<Link> link) { links_[link->id] = std::move(link); }
 
@@ -96,21 +86,13 @@ bool usable(const Link& l) { return !l.draining && !l.stream->closed(); }
 }  // namespace
 
 Link& Endpoint::random_link() {
-  const auto eligible = [&](const Link& l, bool roomy_only) {
-    if (!usable(l)) return false;
-    return !roomy_only || link_queue_cap_ == 0 || l.stream->queued_bytes() <= link_queue_cap_;
+  const auto roomy = [&](const std::shared_ptr<Link>& l) {
+    return link_queue_cap_ == 0 || l->stream->queued_bytes() <= link_queue_cap_;
   };
-  for (const bool roomy_only : {true, false}) {
-    std::size_t usable = 0;
-    for (const auto& [id, link] : links_) usable += eligible(*link, roomy_only) ? 1 : 0;
-    if (usable == 0) continue;
-    std::size_t pick = rng_() % usable;
-    for (const auto& [id, link] : links_) {
-      if (!eligible(*link, roomy_only)) continue;
-      if (pick-- == 0) return *link;
-    }
-  }
-  throw ProtocolError(Action::close, Status::internal, "no link to send on");
+  const auto picked = channel::pick_path(std::views::values(links_), [](const std::shared_ptr<Link>& l) { return usable(*l); },
+                                         roomy, rng_);
+  if (!picked) throw ProtocolError(Action::close, Status::internal, "no link to send on");
+  return *picked;
 }
 
 std::size_t Endpoint::queued_bytes() const noexcept {
@@ -136,17 +118,12 @@ void Endpoint::send_segment(Link& link, const SegmentHeader& h, ByteView data) {
 std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t max_segments) {
   const Bytes sealed = send_.seal_message(header, body);
   const auto total = static_cast<std::uint32_t>(sealed.size());
-  std::uint32_t upper = std::min<std::uint32_t>({max_segments, static_cast<std::uint32_t>(usable_links()),
-                                                 limits_.max_segments, total});
   // Each segment must also fit in one frame.
   const std::uint32_t frame_room = limits_.max_frame_body - kSegmentHeaderSize - kTagSize;
-  const std::uint32_t needed = (total + frame_room - 1) / frame_room;
-  if (needed > limits_.max_segments) {
-    throw ProtocolError(Action::reply, Status::too_large, "message too large", header.tid);
-  }
-  upper = std::max(upper, needed);
-  const std::uint32_t lower = needed;
-  const auto count = static_cast<std::uint16_t>(lower + (upper > lower ? rng_() % (upper - lower + 1) : 0));
+  const auto segments = channel::fragment_count(total, frame_room, max_segments, static_cast<std::uint32_t>(usable_links()),
+                                                limits_.max_segments, rng_);
+  if (!segments) throw ProtocolError(Action::reply, Status::too_large, "message too large", header.tid);
+  const auto count = static_cast<std::uint16_t>(*segments);
   for (std::uint16_t i = 0; i < count; ++i) {
     const auto [offset, size] = segment_span(total, count, i);
     SegmentHeader sh{header.tid, header.msg_seq, i, count, total, offset};

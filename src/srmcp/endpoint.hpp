@@ -89,7 +89,6 @@ class Endpoint {
   std::size_t link_queue_cap_ = 0;  // 0 = none
 };
 
-std::uint32_t unix_time_s();
 /// §10: how far `timestamp_s` (a message header's) is from this clock, in whole seconds.
 std::uint32_t clock_skew_s(std::uint32_t timestamp_s);
 /// §10: whether such a skew is outside a window of `window_ms` (whole seconds: ceil(window_ms / 1000)).

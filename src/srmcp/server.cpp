@@ -238,7 +238,7 @@ Server::~Server() {
 
 void Server::start() {
   auto& cfg = impl_->config;
-  impl_->tls.emplace(make_server_tls(TlsFiles{cfg.ca_file, cfg.cert_file, cfg.key_file}));
+  impl_->tls.emplace(channel::make_server_tls(TlsFiles{cfg.ca_file, cfg.cert_file, cfg.key_file}));
   asio::error_code ec;
   const auto address = asio::ip::make_address(cfg.listen_host, ec);
   if (ec) throw std::runtime_error("listen address '" + cfg.listen_host + "' is not an IP address");

@@ -22,7 +22,7 @@
 #include "pqot/common/log_limiter.hpp"
 #include "pqot/common/printable.hpp"
 #include "pqot/srmcp/server.hpp"
-#include "pqot/srmcp/tls.hpp"
+#include "pqot/channel/tls.hpp"
 
 namespace pqot::srmcp {
 

@@ -155,7 +155,7 @@ awaitable<void> ServerSession::bind_attempt(std::shared_ptr<Offer> offer, Tcp::s
   std::shared_ptr<Link> link;
   try {
     co_await stream->tls().async_handshake(asio::ssl::stream_base::server, use_awaitable);
-    const Principal who = peer_principal(stream->tls());
+    const Principal who = channel::peer_principal(stream->tls());
     if (who.identity != principal_.identity) {
       fail("presented identity '" + who.identity + "'");
       co_return;
@@ -170,7 +170,7 @@ awaitable<void> ServerSession::bind_attempt(std::shared_ptr<Offer> offer, Tcp::s
     crypto::Aes256Gcm bind_key(link_key_->span());
     const Bytes plain = open_frame(bind_key, Direction::client_to_server, frame.header, frame.aad, frame.body);
     const LinkBind bind = parse_link_bind(plain);
-    const Bytes exporter = tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
+    const Bytes exporter = channel::tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
     const auto expected = link_bind_proof(*link_key_, offer->token, offer->link_id, exporter);
     if (bind.session_id != session_id_ || !crypto::ct_equal(expected, bind.proof)) {
       fail("LINK_BIND proof does not verify");

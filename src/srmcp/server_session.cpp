@@ -13,9 +13,9 @@ using asio::use_awaitable;
 
 namespace {
 
-std::uint64_t random_u64() {
+std::uint64_t random_nonzero_u64() {
   std::uint64_t v = 0;
-  while (v == 0) crypto::random_bytes({reinterpret_cast<std::uint8_t*>(&v), sizeof(v)});
+  while (v == 0) v = crypto::random_u64();
   return v;
 }
 
@@ -63,7 +63,7 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
     co_return;  // finished() closes
   }
   if (closed_) co_return;
-  principal_ = peer_principal(control_->tls());
+  principal_ = channel::peer_principal(control_->tls());
   if (!cfg.allow.empty() && std::find(cfg.allow.begin(), cfg.allow.end(), principal_.identity) == cfg.allow.end()) {
     server_->refuse(Refusal::not_allowed, peer_, "client '" + principal_.identity + "' is not on the allow-list; closed");
     co_return;
@@ -143,7 +143,7 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
   sh.kem = *chosen;
   sh.ct = std::move(enc.ciphertext);
   crypto::random_bytes(sh.server_random);
-  sh.session_id = session_id_ = random_u64();
+  sh.session_id = session_id_ = random_nonzero_u64();
   sh.max_frame_body = cfg.limits.max_frame_body;
   sh.max_links = cfg.limits.max_links;
   sh.key_update_messages = cfg.key_update_messages;
@@ -152,7 +152,7 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
   const Bytes sh_body = encode(sh);
 
   const auto th = transcript_hash(frame.body, sh_body);
-  Bytes exporter = tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
+  Bytes exporter = channel::tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
   SessionKeys keys = derive_session_keys(exporter, enc.shared_secret, th);
   crypto::secure_wipe(exporter);
   // Partial messages: at most max_partial_bytes per session (never less than one whole message)

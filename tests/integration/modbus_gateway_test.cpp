@@ -109,7 +109,7 @@ class ModbusGateway : public ::testing::Test {
   std::unique_ptr<Client> connect(std::chrono::milliseconds deadline = 5000ms) {
     ClientOptions o;
     o.port = server_->port();
-    o.tls = pki_->files<TlsFiles>("client1");
+    o.tls = pki_->files<channel::TlsFiles>("client1");
     o.links = 1;
     o.deadline = deadline;
     auto c = std::make_unique<Client>(o);

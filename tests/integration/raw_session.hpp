@@ -14,12 +14,14 @@
 #include <memory>
 #include <optional>
 
+#include "pqot/channel/tls.hpp"
 #include "pqot/common/byte_io.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/random.hpp"
+#include "pqot/srmcp/framed_stream.hpp"
+#include "pqot/srmcp/node.hpp"
 #include "pqot/srmcp/reassembly.hpp"
 #include "pqot/srmcp/session_crypto.hpp"
-#include "pqot/srmcp/tls.hpp"
 
 namespace pqot::srmcp::raw {
 
@@ -64,12 +66,12 @@ class RawLink {
  public:
   /// Connects from 127.0.0.1 (or `source`, e.g. "127.0.0.2", to test per-source limits).
   RawLink(std::uint16_t port, const TlsFiles& files, const std::string& source = "")
-      : ctx_(make_client_tls(files)), stream_(io_, ctx_) {
+      : ctx_(channel::make_client_tls(files)), stream_(io_, ctx_) {
     auto& sock = stream_.lowest_layer();
     sock.open(Tcp::v4());
     if (!source.empty()) sock.bind(Tcp::endpoint(asio::ip::make_address(source), 0));
     sock.connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    set_server_identity(stream_, "127.0.0.1");
+    channel::set_server_identity(stream_, "127.0.0.1");
     stream_.handshake(asio::ssl::stream_base::client);
   }
   /// How long read_frame() waits for a frame.
@@ -135,7 +137,7 @@ class RawSession {
     const ServerHello sh = parse_server_hello(sh_body);
     session_id_ = sh.session_id;
     const auto ss = kem.decapsulate(kp.secret_key, sh.ct);
-    const Bytes exporter = tls_exporter(control_.tls(), "EXPORTER-SRMCP-v2");
+    const Bytes exporter = channel::tls_exporter(control_.tls(), "EXPORTER-SRMCP-v2");
     keys_ = derive_session_keys(exporter, ss, transcript_hash(hello_body, sh_body));
     frame_key_.emplace(keys_.c2s.frame.span());
     message_key_.emplace(keys_.c2s.message.span());
@@ -199,7 +201,7 @@ class RawSession {
     const auto port = offer->body.at("port").get<std::uint16_t>();
     const Bytes token = crypto::from_hex(offer->body.at("token").get<std::string>());
     auto link = std::make_unique<RawLink>(port, files_);
-    const Bytes exporter = tls_exporter(link->tls(), "EXPORTER-SRMCP-v2-link");
+    const Bytes exporter = channel::tls_exporter(link->tls(), "EXPORTER-SRMCP-v2-link");
     crypto::Aes256Gcm bind_key(keys_.link.span());
     LinkBind b{session_id_, link_bind_proof(keys_.link, token, id, exporter)};
     link->send(seal_frame(bind_key, Direction::client_to_server, FrameHeader{FrameType::link_bind, id, 0, 0}, encode(b)));
@@ -273,7 +275,7 @@ class RawSession {
   std::optional<FrameHeader> bind_link(const TlsFiles& files, std::uint16_t port, std::uint32_t link_id,
                                        const Bytes& token, std::uint64_t session_id) {
     RawLink link(port, files);
-    const Bytes exporter = tls_exporter(link.tls(), "EXPORTER-SRMCP-v2-link");
+    const Bytes exporter = channel::tls_exporter(link.tls(), "EXPORTER-SRMCP-v2-link");
     crypto::Aes256Gcm bind_key(keys_.link.span());
     LinkBind b{session_id, link_bind_proof(keys_.link, token, link_id, exporter)};
     link.send(seal_frame(bind_key, Direction::client_to_server, FrameHeader{FrameType::link_bind, link_id, 0, 0},

@@ -281,9 +281,9 @@ TEST_F(SrmcpEndToEnd, SubscriptionNotifiesChanges_S9) {
 class RawTls {
  public:
   RawTls(std::uint16_t port, const TlsFiles& files)
-      : ctx_(make_client_tls(files)), stream_(io_, ctx_) {
+      : ctx_(channel::make_client_tls(files)), stream_(io_, ctx_) {
     stream_.lowest_layer().connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    set_server_identity(stream_, "127.0.0.1");
+    channel::set_server_identity(stream_, "127.0.0.1");
   }
   void handshake() { stream_.handshake(asio::ssl::stream_base::client); }
   void send(const Bytes& b) { asio::write(stream_, asio::buffer(b)); }

@@ -1,9 +1,9 @@
 // SRMCP v2 session cryptography: key schedule (§5), nonces and key update (§6), link binding (§7),
-// sealed frames (§3) and messages (§9), replay window (§10), reassembly (§8.2).
+// sealed frames (§3) and messages (§9), reassembly (§8.2). The replay window (§10) is the channel
+// layer's (channel_replay_window_test.cpp).
 #include <gtest/gtest.h>
 
 #include <random>
-#include <set>
 
 #include "pqot/crypto/aead.hpp"
 #include "pqot/srmcp/reassembly.hpp"
@@ -133,60 +133,6 @@ TEST(SrmcpCrypto, LinkBindProofBindsTokenLinkAndTlsSession_S7) {
   EXPECT_NE(p, link_bind_proof(k.link, token, 2, exporter));
   EXPECT_NE(p, link_bind_proof(k.link, token, 1, other_exporter));
   EXPECT_NE(p, link_bind_proof(keys(9).link, token, 1, exporter));
-}
-
-TEST(SrmcpReplayWindow, AcceptsNewRejectsSeenAndTooOld_S10) {
-  ReplayWindow w;
-  EXPECT_TRUE(w.accept(0));
-  EXPECT_FALSE(w.accept(0));
-  EXPECT_TRUE(w.accept(5));
-  EXPECT_TRUE(w.accept(3));
-  EXPECT_FALSE(w.accept(3));
-  EXPECT_TRUE(w.accept(2000));
-  EXPECT_FALSE(w.accept(5)) << "far older than the window";
-  EXPECT_TRUE(w.accept(1990));
-  EXPECT_FALSE(w.accept(1990));
-  // A huge jump clears everything but still rejects the old numbers.
-  EXPECT_TRUE(w.accept(1ull << 40));
-  EXPECT_FALSE(w.accept(2000));
-  EXPECT_TRUE(w.accept((1ull << 40) - 1));
-}
-
-TEST(SrmcpReplayWindow, MatchesASetWithinTheWindow_S10) {
-  ReplayWindow w;
-  std::set<std::uint64_t> seen;
-  std::mt19937_64 rng(1);
-  std::uint64_t base = 0;
-  for (int i = 0; i < 20000; ++i) {
-    base += rng() % 4;
-    const std::uint64_t seq = base + rng() % 64 - std::min<std::uint64_t>(base, rng() % 64);
-    const bool fresh = !seen.count(seq);
-    const bool in_window = w.highest() < seq || w.highest() - seq < ReplayWindow::kWindowBits;
-    const bool accepted = w.accept(seq);
-    if (in_window) {
-      EXPECT_EQ(accepted, fresh) << seq;
-    } else {
-      EXPECT_FALSE(accepted) << seq << " is older than the window";
-    }
-    if (!fresh) {
-      EXPECT_FALSE(accepted) << seq;
-    }
-    if (accepted) seen.insert(seq);
-  }
-}
-
-// §10: the window is exactly the last 1,024 numbers, wherever the highest falls in a 64-bit word.
-TEST(SrmcpReplayWindow, WidthIsExactly1024_S10) {
-  for (std::uint64_t highest : {1023ull, 1024ull, 2000ull, 2047ull, 4096ull + 63, (1ull << 40) + 17}) {
-    ReplayWindow w;
-    ASSERT_TRUE(w.accept(highest));
-    EXPECT_TRUE(w.accept(highest - 1023)) << highest;
-    if (highest >= 1024) {
-      EXPECT_FALSE(w.accept(highest - 1024)) << highest;
-    }
-    EXPECT_FALSE(w.accept(highest - 1023)) << "seen";
-    for (std::uint64_t back = 1; back < 1023; back += 37) EXPECT_TRUE(w.accept(highest - back)) << highest << " " << back;
-  }
 }
 
 Segment make_segment(const Bytes& message, std::uint64_t msg_seq, std::uint16_t count, std::uint16_t index,

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
+#include <span>
 
 #include "pqot/crypto/bytes.hpp"
 
@@ -13,6 +15,9 @@ Sha256Digest sha256(ByteView data);
 /// SHA-256 over the concatenation of `parts`, without copying them together.
 Sha256Digest sha256(std::initializer_list<ByteView> parts);
 /// HMAC-SHA-256(key, concatenation of parts).
-Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts);
+Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts);
+inline Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts) {
+  return hmac_sha256(key, std::span<const ByteView>(parts.begin(), parts.size()));
+}
 
 }  // namespace pqot::crypto

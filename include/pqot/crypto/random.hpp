@@ -9,5 +9,7 @@ namespace pqot::crypto {
 void random_bytes(MutableByteView out);
 /// Fills `out` with bytes for secret values (keys, seeds); OpenSSL's private DRBG.
 void random_secret_bytes(MutableByteView out);
+/// A uniformly random 64-bit value for public uses (seeds of non-cryptographic generators, ids).
+std::uint64_t random_u64();
 
 }  // namespace pqot::crypto

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pqot/srmcp/node.hpp"
-#include "pqot/srmcp/tls.hpp"
+#include "pqot/channel/tls.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
@@ -23,7 +23,7 @@ namespace pqot::srmcp {
 struct ClientOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 4843;
-  TlsFiles tls;
+  channel::TlsFiles tls;
   /// A TLS context made once with make_client_tls(), shared by many clients (saves loading the
   /// files on every connect); when null, one is made from `tls`.
   std::shared_ptr<asio::ssl::context> tls_context;

@@ -9,10 +9,15 @@
 #include <functional>
 #include <memory>
 
-#include "pqot/srmcp/tls.hpp"
+#include "pqot/channel/tls.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
+
+// SRMCP links are the channel layer's TLS streams.
+using channel::Tcp;
+using channel::TlsFiles;
+using channel::TlsStream;
 
 struct RawFrame {
   FrameHeader header;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "pqot/channel/principal.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
@@ -36,10 +37,7 @@ bool value_matches(ValueType t, const Json& v);
 bool valid_node_id(std::string_view id);
 
 /// Who is asking: the client certificate's commonName and organizationalUnit values (§2).
-struct Principal {
-  std::string identity;
-  std::vector<std::string> roles;
-};
+using channel::Principal;
 
 /// An access-control list entry is "*" (anyone), an identity ("client1"), or "role:NAME".
 using Acl = std::vector<std::string>;

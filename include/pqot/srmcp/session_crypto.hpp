@@ -5,19 +5,22 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <optional>
 
+#include "pqot/channel/epochs.hpp"
+#include "pqot/channel/key_schedule.hpp"
+#include "pqot/channel/nonce.hpp"
+#include "pqot/channel/replay_window.hpp"
 #include "pqot/crypto/aead.hpp"
-#include "pqot/crypto/secure.hpp"
-#include "pqot/srmcp/replay_window.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
 
-enum class Direction : std::uint8_t { client_to_server = 0, server_to_client = 1 };
+using channel::Direction;
+using channel::Key;
 
-using Key = crypto::Secret<32>;
+/// SRMCP v2's labels: "srmcp2 " + label (§5, §6, §7).
+const channel::KeySchedule& key_schedule();
 
 /// The two keys of one direction at one epoch.
 struct KeySet {
@@ -42,9 +45,11 @@ std::array<std::uint8_t, 32> link_bind_proof(const Key& link_key, ByteView token
                                              ByteView link_exporter);
 
 /// Frame nonce prefix (§6): direction bit and link id.
-crypto::NoncePrefix frame_prefix(Direction dir, std::uint32_t link_id) noexcept;
-/// Message nonce prefix (§6).
-crypto::NoncePrefix message_prefix(Direction dir) noexcept;
+constexpr crypto::NoncePrefix frame_prefix(Direction dir, std::uint32_t link_id) noexcept {
+  return channel::path_prefix(dir, link_id);
+}
+/// Message nonce prefix (§6): 'M', 0, 0, direction.
+constexpr crypto::NoncePrefix message_prefix(Direction dir) noexcept { return channel::tagged_prefix(0x4d, dir); }
 
 /// Seals a frame: returns pre-header || header || AES-256-GCM(plaintext) || tag (§3).
 Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView plaintext);
@@ -97,24 +102,19 @@ class ReceiveState {
   std::pair<MessageHeader, Bytes> open_message(ByteView sealed);
 
  private:
-  struct Epoch {
-    std::uint32_t number;
+  struct EpochState {
     KeySet keys;
     crypto::Aes256Gcm frame_aead;
     crypto::Aes256Gcm message_aead;
-    std::chrono::steady_clock::time_point retired;  // when it stopped being current
   };
-  Epoch make_epoch(std::uint32_t number, const KeySet& keys);
-  /// The keys of epoch `number`: the current or a kept previous epoch, or the next one derived
-  /// into `candidate` (committed by commit() only once something sealed with it authenticates).
-  /// nullptr if `number` is out of range.
-  Epoch* keys_for(std::uint32_t number, std::optional<Epoch>& candidate);
-  void commit(std::optional<Epoch>& candidate);
+  using Epochs = channel::EpochWindow<EpochState>;
+  static EpochState make_state(const KeySet& keys);
+  /// The epoch `number` (§6): current, kept previous, or the next one derived into `candidate`.
+  Epochs::Epoch* keys_for(std::uint32_t number, std::optional<Epochs::Epoch>& candidate);
 
   Direction dir_;
-  Epoch current_;
-  std::deque<Epoch> previous_;  // newest first, at most kKeptEpochs, each for a grace period
-  ReplayWindow window_;
+  Epochs epochs_;
+  channel::ReplayWindow window_;
 };
 
 }  // namespace pqot::srmcp

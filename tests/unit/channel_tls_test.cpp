@@ -1,14 +1,14 @@
-// TLS helpers of SRMCP (docs/srmcp.md §2).
+// The channel layer's TLS helpers (docs/channel.md, "TLS"; SRMCP uses them for §2).
 #include <gtest/gtest.h>
 
-#include "pqot/srmcp/tls.hpp"
+#include "pqot/channel/tls.hpp"
 
-namespace pqot::srmcp {
+namespace pqot::channel {
 namespace {
 
-// §2: the client checks the server certificate against the name or address it dialled. If that
+// The client checks the server certificate against the name or address it dialled. If that
 // check cannot be set up, the connection must fail rather than accept any certificate of the CA.
-TEST(SrmcpTls, ServerIdentityFailsClosed_S2) {
+TEST(ChannelTls, ServerIdentityFailsClosed) {
   asio::io_context io;
   asio::ssl::context ctx(asio::ssl::context::tls_client);
   TlsStream ok(io, ctx);
@@ -23,4 +23,4 @@ TEST(SrmcpTls, ServerIdentityFailsClosed_S2) {
 }
 
 }  // namespace
-}  // namespace pqot::srmcp
+}  // namespace pqot::channel

@@ -1,4 +1,5 @@
-// TLS 1.3 with mutual authentication for SRMCP links (docs/srmcp.md §2), over asio::ssl.
+// TLS 1.3 with mutual authentication over asio::ssl (docs/channel.md, "TLS"): SRMCP's links, and
+// any later protocol that runs over TLS with the project's PKI.
 #pragma once
 
 #include <asio.hpp>
@@ -6,10 +7,10 @@
 #include <string>
 #include <string_view>
 
-#include "pqot/srmcp/node.hpp"
-#include "pqot/srmcp/wire.hpp"
+#include "pqot/channel/principal.hpp"
+#include "pqot/crypto/bytes.hpp"
 
-namespace pqot::srmcp {
+namespace pqot::channel {
 
 using Tcp = asio::ip::tcp;
 using TlsStream = asio::ssl::stream<Tcp::socket>;
@@ -29,9 +30,9 @@ asio::ssl::context make_client_tls(const TlsFiles& files);
 /// Before the handshake: SNI and the host name or IP address the server certificate must match.
 void set_server_identity(TlsStream& stream, const std::string& host);
 
-/// The verified peer certificate's commonName and organizationalUnit values (§2).
+/// The verified peer certificate's commonName and organizationalUnit values (empty without one).
 Principal peer_principal(TlsStream& stream);
 /// RFC 8446 section 7.5 exporter, 32 bytes, empty context.
-Bytes tls_exporter(TlsStream& stream, std::string_view label);
+crypto::Bytes tls_exporter(TlsStream& stream, std::string_view label);
 
-}  // namespace pqot::srmcp
+}  // namespace pqot::channel

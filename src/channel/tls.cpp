@@ -1,4 +1,4 @@
-#include "pqot/srmcp/tls.hpp"
+#include "pqot/channel/tls.hpp"
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -6,7 +6,7 @@
 
 #include <stdexcept>
 
-namespace pqot::srmcp {
+namespace pqot::channel {
 
 namespace {
 
@@ -95,8 +95,8 @@ Principal peer_principal(TlsStream& stream) {
   return p;
 }
 
-Bytes tls_exporter(TlsStream& stream, std::string_view label) {
-  Bytes out(32);
+crypto::Bytes tls_exporter(TlsStream& stream, std::string_view label) {
+  crypto::Bytes out(32);
   const std::string l(label);
   if (SSL_export_keying_material(stream.native_handle(), out.data(), out.size(), l.data(), l.size(),
                                  nullptr, 0, 0) != 1) {
@@ -105,4 +105,4 @@ Bytes tls_exporter(TlsStream& stream, std::string_view label) {
   return out;
 }
 
-}  // namespace pqot::srmcp
+}  // namespace pqot::channel

@@ -1,0 +1,16 @@
+// Wall-clock time as the wire formats carry it: whole seconds since the Unix epoch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace pqot::common {
+
+/// Seconds since 1970-01-01T00:00:00Z, truncated to 32 bits (wraps in 2106).
+inline std::uint32_t unix_time_s() {
+  return static_cast<std::uint32_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+}  // namespace pqot::common
