@@ -18,7 +18,8 @@ build: deps
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build: build-asan/bin/.
 build-asan: deps
-	@cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_SANITIZE=ON \
+	    -DCMAKE_UNITY_BUILD=ON -DPQOT_BENCH=OFF >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 
 # libFuzzer targets (clang): build-fuzz/bin/fuzz_*.

@@ -31,10 +31,7 @@ constexpr std::uint64_t kMaxMessage = (std::uint64_t{1} << 36) - 32;
 // EVP takes int lengths: feed long inputs in pieces well below INT_MAX.
 constexpr std::size_t kChunk = std::size_t{1} << 30;
 
-
-void check(int rc, const char* what) {
-  if (rc != 1) throw_error(what);
-}
+using ossl::check;
 
 // Fetched once: a fetch per call costs a provider lookup under a lock. A failed fetch throws, so
 // the function-local static stays uninitialised and the next call tries again.

@@ -27,9 +27,7 @@ EVP_MAC* hmac_mac() {
   return mac;
 }
 
-void check(int ok, const char* what) {
-  if (ok != 1) throw Error(ErrorCode::internal, std::string("OpenSSL failed: ") + what);
-}
+using ossl::check;
 
 }  // namespace
 

@@ -21,4 +21,9 @@ using Ptr = std::unique_ptr<T, Deleter<Free>>;
 /// leaving the thread's error queue empty.
 [[noreturn]] void throw_error(const std::string& what);
 
+/// For OpenSSL calls that return 1 on success: throw_error(what) otherwise.
+inline void check(int rc, const char* what) {
+  if (rc != 1) throw_error(what);
+}
+
 }  // namespace pqot::crypto::ossl

@@ -83,11 +83,11 @@ void Server::Impl::count_request(MessageType t, Clock::time_point arrived) {
 
 void Server::Impl::refuse(Refusal r, std::string_view peer, std::string_view what) {
   refusals[static_cast<std::size_t>(r)].fetch_add(1, std::memory_order_relaxed);
-  const auto permit = refusal_log.allow();
+  const auto permit = refusal_logs[static_cast<std::size_t>(r)].allow();
   if (!permit.log) return;
   if (permit.suppressed > 0) {
-    spdlog::warn("{} more refusals not logged (rate limit; every one is counted in the metrics)",
-                 permit.suppressed);
+    spdlog::warn("{} more refusals ({}) not logged (rate limit; every one is counted in the metrics)",
+                 permit.suppressed, refusal_name(r));
   }
   spdlog::warn("{}: refused ({}): {}", peer, refusal_name(r), common::printable(what));
 }

@@ -78,7 +78,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   common::KeyedCounter sessions_by_identity;
   common::KeyedCounter offers_by_identity;
   std::shared_ptr<ReassemblyBudget> partial_budget;
-  common::LogLimiter refusal_log{20, std::chrono::seconds(10)};
+  // One log budget per refusal reason, so that a flood of one kind (garbage handshakes) cannot hide
+  // the lines of another (accept errors); and one for session open/close lines.
+  std::array<common::LogLimiter, kRefusalKinds> refusal_logs;
+  common::LogLimiter session_log;
 
   std::atomic<std::uint64_t> sessions_total{0};
   std::atomic<std::uint64_t> links_active{0};
@@ -154,6 +157,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   void watch_partial();
   void add_link(std::shared_ptr<Link> link);
   void close();
+  void log_session_event(const std::string& what) const;
   /// CLOSE (§9): the links close once their queued frames (the CLOSE response) are written.
   void close_gracefully();
   // server_services.cpp

@@ -21,6 +21,18 @@ std::uint64_t random_nonzero_u64() {
 
 }  // namespace
 
+// Authenticated clients can open and close sessions in a loop: these lines have their own log
+// budget (sessions are counted in the metrics either way).
+void ServerSession::log_session_event(const std::string& what) const {
+  const auto permit = server_->session_log.allow();
+  if (!permit.log) return;
+  if (permit.suppressed > 0) {
+    spdlog::info("{} more session open/close lines not logged (rate limit; see pqot_srmcp_sessions_total)",
+                 permit.suppressed);
+  }
+  spdlog::info("session {} {}", hex64(session_id_), what);
+}
+
 ServerSession::ServerSession(std::shared_ptr<Server::Impl> server, asio::strand<asio::io_context::executor_type> strand,
                              std::string peer, std::string source)
     : server_(std::move(server)), strand_(std::move(strand)), peer_(std::move(peer)), source_(std::move(source)) {}
@@ -96,12 +108,11 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
   opened_ = true;
   handshake_ticket_.release();  // the session is open: no longer a handshake in progress
   ++server_->sessions_total;
-  spdlog::info("session {} opened: client '{}' from {}", hex64(session_id_), common::printable(principal_.identity),
-               peer_);
+  log_session_event("opened: client '" + common::printable(principal_.identity) + "' from " + peer_);
   add_link(link0);
   co_await read_loop(link0);  // the session lives as long as its control connection
   close();
-  spdlog::info("session {} closed", hex64(session_id_));
+  log_session_event("closed");
 }
 
 // §4: CLIENT_HELLO, optional HELLO_RETRY, SERVER_HELLO, SESSION_READY.

@@ -14,7 +14,11 @@ class LogLimiter {
  public:
   using Clock = std::chrono::steady_clock;
 
-  LogLimiter(std::uint32_t burst, Clock::duration interval) : burst_(burst), interval_(interval) {}
+  static constexpr std::uint32_t kDefaultBurst = 10;
+  static constexpr Clock::duration kDefaultInterval = std::chrono::seconds(10);
+
+  LogLimiter(std::uint32_t burst = kDefaultBurst, Clock::duration interval = kDefaultInterval)
+      : burst_(burst), interval_(interval) {}
 
   struct Permit {
     bool log = false;              ///< write this line

@@ -11,10 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "pqot/crypto/bytes.hpp"
+
 namespace pqot::srmcp {
 
-using Bytes = std::vector<std::uint8_t>;
-using ByteView = std::span<const std::uint8_t>;
+// The project's one byte-container type (pqot/crypto/bytes.hpp).
+using crypto::Bytes;
+using crypto::ByteView;
 
 inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::size_t kPreHeaderSize = 8;       // §3
