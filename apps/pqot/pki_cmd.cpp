@@ -8,7 +8,7 @@
 
 #include "cli_common.hpp"
 #include "pqot/crypto/error.hpp"
-#include "pqot/crypto/pki.hpp"
+#include "pqot/pki/test_pki.hpp"
 
 namespace pqot::app {
 
@@ -34,7 +34,7 @@ std::string join(const std::vector<std::string>& items, const char* separator) {
 }
 
 // "server.crt  CN=localhost  SAN=DNS:localhost,IP:127.0.0.1  expires 2027-03-04"
-std::string describe(const crypto::PkiFile& f, std::size_t width) {
+std::string describe(const pki::PkiFile& f, std::size_t width) {
   std::string line = f.name + std::string(width - f.name.size() + 2, ' ');
   if (f.is_private_key) return line + f.key_description + " private key, mode 0600, unencrypted";
   line += f.subject;
@@ -44,7 +44,7 @@ std::string describe(const crypto::PkiFile& f, std::size_t width) {
 }
 
 void run_init(const InitArgs& args) {
-  crypto::PkiOptions options;
+  pki::PkiOptions options;
   options.dir = args.dir;
   options.server_names = args.server_names;
   options.clients = args.clients;
@@ -63,10 +63,10 @@ void run_init(const InitArgs& args) {
     options.client_roles[client].push_back(spec.substr(eq + 1));
   }
   try {
-    options.key_type = crypto::parse_pki_key_type(args.key_type);
+    options.key_type = pki::parse_pki_key_type(args.key_type);
     if (!args.force) {
       // The library refuses too; checking here lets the message name the flag that allows it.
-      const auto existing = crypto::existing_pki_files(options);
+      const auto existing = pki::existing_pki_files(options);
       if (!existing.empty()) {
         std::string message = "'" + existing.front().string() + "' already exists";
         if (existing.size() > 1)
@@ -74,7 +74,7 @@ void run_init(const InitArgs& args) {
         throw UsageError(message + "; use --force to overwrite");
       }
     }
-    const crypto::PkiSummary summary = crypto::create_test_pki(options);
+    const pki::PkiSummary summary = pki::create_test_pki(options);
     std::size_t width = 0;
     for (const auto& f : summary.files) width = std::max(width, f.name.size());
     std::ostringstream out;
@@ -109,7 +109,7 @@ void add_pki_commands(CLI::App& app) {
       ->capture_default_str();
   init->add_option("--clients", args->clients,
                    "Number of client certificates (CN client1..clientN)")
-      ->check(CLI::Range(0, crypto::PkiOptions::kMaxClients))
+      ->check(CLI::Range(0, pki::PkiOptions::kMaxClients))
       ->capture_default_str();
   init->add_option("--client-role", args->client_roles,
                    "Give client N a role (an OU in its subject), as N=ROLE; repeatable")
@@ -120,7 +120,7 @@ void add_pki_commands(CLI::App& app) {
   init->add_option("--days", args->days,
                    "Validity of the server and client certificates in days (the CA: 3650, or "
                    "longer if --days is)")
-      ->check(CLI::Range(1, crypto::PkiOptions::kMaxDays))
+      ->check(CLI::Range(1, pki::PkiOptions::kMaxDays))
       ->capture_default_str();
   init->add_flag("--force", args->force, "Overwrite existing files instead of refusing");
   init->callback([args] { run_init(*args); });

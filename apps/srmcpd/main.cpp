@@ -12,8 +12,8 @@
 
 #include "metrics_page.hpp"
 #include "pqot/common/host_port.hpp"
+#include "pqot/metrics/http_server.hpp"
 #include "pqot/srmcp/config.hpp"
-#include "pqot/srmcp/metrics.hpp"
 #include "pqot/srmcp/modbus_gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
@@ -153,11 +153,11 @@ int main(int argc, char** argv) {
   plant.gateway->start();
   pqot::srmcpd::DaemonCounters counters;
   counters.nodes = plant.nodes->size();
-  std::unique_ptr<MetricsHttpServer> metrics;
+  std::unique_ptr<pqot::metrics::MetricsHttpServer> metrics;
   if (!metrics_address.empty()) {
     try {
       // Rendered on `io`, the thread that also replaces `plant` on SIGHUP.
-      metrics = std::make_unique<MetricsHttpServer>(
+      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(
           io, metrics_host, metrics_port,
           [&] { return pqot::srmcpd::render_metrics(server.stats(), plant.gateway->stats(), counters); },
           [&] { return !io.stopped(); });

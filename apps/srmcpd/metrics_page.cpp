@@ -7,11 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pqot/metrics/writer.hpp"
+
 namespace pqot::srmcpd {
 
-using srmcp::MetricLabels;
-using srmcp::MetricType;
-using srmcp::MetricsWriter;
+using metrics::MetricLabels;
+using metrics::MetricType;
+using metrics::MetricsWriter;
 
 namespace {
 

@@ -491,7 +491,7 @@ struct Gateway::Device {
   std::atomic<bool> connected_flag{false};
   std::atomic<std::uint64_t> transactions{0}, comm_errors{0}, timeouts{0}, exceptions{0}, connects{0},
       connect_failures{0}, failed_fast{0}, expired{0}, rejected{0};
-  LatencyHistogram latency;
+  metrics::LatencyHistogram latency;
 };
 
 Gateway::Gateway(std::vector<ModbusDeviceConfig> devices) {

@@ -91,7 +91,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::atomic<std::uint32_t> pending_offers{0};
   std::array<std::atomic<std::uint64_t>, kStatusSlots> responses_by_status{};
   std::array<std::atomic<std::uint64_t>, kTypeSlots> requests_by_type{};
-  std::array<LatencyHistogram, kTypeSlots> latency_by_type;
+  std::array<metrics::LatencyHistogram, kTypeSlots> latency_by_type;
   std::array<std::atomic<std::uint64_t>, kRefusalKinds> refusals{};
 
   void count_response(Status s);

@@ -1,4 +1,4 @@
-// libFuzzer target: the request head of srmcpd's metrics endpoint (src/srmcp/http_request.hpp,
+// libFuzzer target: the request head of the metrics endpoint (src/metrics/http_request.hpp,
 // docs/metrics.md "Limits"): where the head ends, the request line and header fields, the target's
 // path. Whatever comes in, what is accepted as method and target is printable and lies inside the
 // input, so it is safe to log and to compare.
@@ -8,7 +8,7 @@
 
 #include "http_request.hpp"
 
-using namespace pqot::srmcp;
+using namespace pqot::metrics;
 
 namespace {
 void check(bool ok) {

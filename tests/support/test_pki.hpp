@@ -1,4 +1,4 @@
-// A test PKI for the integration tests: crypto::create_test_pki (CA, a server certificate for
+// A test PKI for the integration tests: pki::create_test_pki (CA, a server certificate for
 // localhost and 127.0.0.1, client1..clientN) in a private directory removed at the end of the
 // scope.
 #pragma once
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "pqot/crypto/pki.hpp"
+#include "pqot/pki/test_pki.hpp"
 #include "temp_dir.hpp"
 
 namespace pqot::test {
@@ -18,11 +18,11 @@ class TestPki {
  public:
   /// `roles`: client number -> roles (each an OU of its subject, "role:NAME" in node ACLs).
   explicit TestPki(int clients = 2, std::map<int, std::vector<std::string>> roles = {}) {
-    crypto::PkiOptions o;
+    pki::PkiOptions o;
     o.dir = dir();
     o.clients = clients;
     o.client_roles = std::move(roles);
-    crypto::create_test_pki(o);
+    pki::create_test_pki(o);
   }
 
   std::filesystem::path dir() const { return tmp_.path() / "pki"; }

@@ -1,6 +1,8 @@
-// Prometheus metrics (include/pqot/srmcp/metrics.hpp, docs/metrics.md): the latency histogram,
-// the text exposition writer, and the scrape endpoint driven by a raw TCP client on loopback.
-#include "pqot/srmcp/metrics.hpp"
+// Prometheus metrics (include/pqot/metrics/, docs/metrics.md): the latency histogram, the text
+// exposition writer, and the scrape endpoint driven by a raw TCP client on loopback.
+#include "pqot/metrics/histogram.hpp"
+#include "pqot/metrics/http_server.hpp"
+#include "pqot/metrics/writer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +19,7 @@
 
 #include "../support/wait.hpp"
 
-namespace pqot::srmcp {
+namespace pqot::metrics {
 namespace {
 
 using Tcp = asio::ip::tcp;
@@ -574,4 +576,4 @@ TEST(MetricsHttpServer, DestroyedWithPendingConnectionsAfterIoStopped) {
 }
 
 }  // namespace
-}  // namespace pqot::srmcp
+}  // namespace pqot::metrics

@@ -1,7 +1,7 @@
 // Test PKI (docs/pki.md): files and modes, the certificate profile checked with OpenSSL's own
 // verifier, and a real TLS 1.3 mutual-auth handshake over in-memory BIO pairs.
 #include "../support/temp_dir.hpp"
-#include "pqot/crypto/pki.hpp"
+#include "pqot/pki/test_pki.hpp"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
@@ -25,8 +25,11 @@
 
 #include "pqot/crypto/error.hpp"
 
-namespace pqot::crypto {
+namespace pqot::pki {
 namespace {
+
+using crypto::Error;
+using crypto::ErrorCode;
 
 namespace fs = std::filesystem;
 
@@ -586,4 +589,4 @@ TEST(TestPkiTls, RsaKeyTypeWorksEndToEnd) {
 }
 
 }  // namespace
-}  // namespace pqot::crypto
+}  // namespace pqot::pki

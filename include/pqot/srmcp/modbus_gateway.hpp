@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "pqot/srmcp/config.hpp"
-#include "pqot/srmcp/metrics.hpp"
+#include "pqot/metrics/histogram.hpp"
 #include "pqot/srmcp/node.hpp"
 
 namespace pqot::srmcp::modbus {
@@ -35,7 +35,7 @@ struct DeviceStats {
   std::uint64_t expired = 0;            ///< requests that waited past the deadline
   std::uint64_t rejected = 0;           ///< requests refused because the queue was full (BUSY)
   std::uint64_t queued = 0;             ///< requests waiting now
-  LatencyHistogram::Snapshot latency;   ///< of each Modbus request
+  metrics::LatencyHistogram::Snapshot latency;  ///< of each Modbus request
 };
 
 /// Most requests waiting for one device; more are answered BUSY at once.

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "pqot/srmcp/config.hpp"
-#include "pqot/srmcp/metrics.hpp"
+#include "pqot/metrics/histogram.hpp"
 #include "pqot/srmcp/node.hpp"
 
 namespace pqot::srmcp {
@@ -23,7 +23,7 @@ namespace pqot::srmcp {
 struct RequestTypeStats {
   std::string type;  ///< "read", "write", "browse", ... (lower case §9 names), "other"
   std::uint64_t count = 0;
-  LatencyHistogram::Snapshot latency;
+  metrics::LatencyHistogram::Snapshot latency;
 };
 
 /// Status codes (§11) that have a counter of their own; higher codes are counted as kStatusSlots-1.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace pqot::srmcp::http {
+namespace pqot::metrics::http {
 
 namespace {
 
@@ -80,4 +80,4 @@ std::string_view target_path(std::string_view target) {
   return target.substr(0, target.find_first_of("?#"));
 }
 
-}  // namespace pqot::srmcp::http
+}  // namespace pqot::metrics::http

@@ -1,5 +1,6 @@
 // A throw-away test PKI for demos and tests: one CA, one server and N client certificates
-// (docs/pki.md). Not for production: the private keys are written unencrypted.
+// (docs/pki.md). Not for production: the private keys are written unencrypted. Built on OpenSSL
+// X.509; not a cryptographic primitive, so it lives beside pqot::crypto, not in it.
 #pragma once
 
 #include <cstddef>
@@ -9,14 +10,14 @@
 #include <string_view>
 #include <vector>
 
-namespace pqot::crypto {
+namespace pqot::pki {
 
 enum class PkiKeyType {
   ecdsa_p256,  ///< ECDSA on NIST P-256 (default: small and fast)
   rsa_3072,    ///< RSA 3072 (for peers without ECDSA)
 };
 
-/// "ecdsa" or "rsa"; throws Error{invalid_argument} for anything else.
+/// "ecdsa" or "rsa"; throws crypto::Error{invalid_argument} for anything else.
 PkiKeyType parse_pki_key_type(std::string_view name);
 /// "ecdsa" or "rsa".
 const char* to_string(PkiKeyType type) noexcept;
@@ -67,10 +68,10 @@ std::vector<std::string> pki_file_names(const PkiOptions& options);
 /// The files among pki_file_names() that already exist in options.dir (symlinks included).
 std::vector<std::filesystem::path> existing_pki_files(const PkiOptions& options);
 
-/// Creates the test PKI in options.dir. Throws Error{invalid_argument} for bad options, a target
-/// that exists while !overwrite (checked before anything is written) or a file the OS will not let
-/// us create; Error{internal} when OpenSSL fails. Keys and certificates are all generated before
+/// Creates the test PKI in options.dir. Throws crypto::Error{invalid_argument} for bad options, a
+/// target that exists while !overwrite (checked before anything is written) or a file the OS will
+/// not let us create; Error{internal} when OpenSSL fails. Keys and certificates are all generated before
 /// the first file is written; if writing fails, files this call created are removed again.
 PkiSummary create_test_pki(const PkiOptions& options);
 
-}  // namespace pqot::crypto
+}  // namespace pqot::pki

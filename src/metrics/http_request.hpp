@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-namespace pqot::srmcp::http {
+namespace pqot::metrics::http {
 
 struct Request {
   std::string_view method;  ///< RFC 9110 token characters only
@@ -24,4 +24,4 @@ std::optional<Request> parse_request(std::string_view head);
 /// without the query; empty for other forms.
 std::string_view target_path(std::string_view target);
 
-}  // namespace pqot::srmcp::http
+}  // namespace pqot::metrics::http

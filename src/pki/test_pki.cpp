@@ -1,7 +1,7 @@
 // Test PKI: one CA, a server and N client certificates with OpenSSL 3.0 (docs/pki.md).
 // Profile follows RFC 5280 section 4.2.1; everything is generated in memory before any file is
 // written, so a failure leaves no half-made PKI behind.
-#include "pqot/crypto/pki.hpp"
+#include "pqot/pki/test_pki.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,18 +23,23 @@
 #include <system_error>
 #include <utility>
 
-#include "openssl_util.hpp"
+#include "crypto/openssl_util.hpp"  // internal to src/, shared with pqot::crypto
+#include "pqot/crypto/bytes.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/random.hpp"
 
-namespace pqot::crypto {
+namespace pqot::pki {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-using ossl::Deleter;
-using ossl::throw_error;
+using crypto::Bytes;
+using crypto::Error;
+using crypto::ErrorCode;
+using crypto::random_bytes;
+using crypto::ossl::Deleter;
+using crypto::ossl::throw_error;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
 using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
 using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
@@ -590,4 +595,4 @@ PkiSummary create_test_pki(const PkiOptions& options) {
   return summary;
 }
 
-}  // namespace pqot::crypto
+}  // namespace pqot::pki
