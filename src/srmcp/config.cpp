@@ -56,6 +56,17 @@ std::string in_quotes(std::string_view s) {
   return out;
 }
 
+// The node type of a Modbus point's values.
+ValueType node_type_of(const modbus::Point& p) {
+  switch (modbus::value_kind(p)) {
+    case modbus::ValueKind::boolean: return ValueType::boolean;
+    case modbus::ValueKind::integer: return ValueType::int64;
+    case modbus::ValueKind::real: return ValueType::float64;
+    case modbus::ValueKind::string: return ValueType::string;
+  }
+  return ValueType::int64;
+}
+
 class Parser {
  public:
   Parser(std::string name, std::string base_dir)
@@ -467,7 +478,7 @@ class Parser {
       fail(v.source(), who + "give modbus.poll_ms or modbus.cache_ms, not both");
     }
     if (const std::string why = modbus::check(b.point); !why.empty()) fail(v.source(), who + "modbus: " + why);
-    const ValueType derived = modbus::node_type_of(b.point);
+    const ValueType derived = node_type_of(b.point);
     if (type && spec.type != derived) {
       fail(type->source(), who + "type " + std::string(type_name(spec.type)) + " does not match the Modbus point (" +
                                std::string(modbus::data_type_name(b.point.type)) +

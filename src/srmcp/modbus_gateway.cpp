@@ -18,6 +18,8 @@
 
 namespace pqot::srmcp::modbus {
 
+using namespace pqot::modbus;  // NOLINT: interim, until the gateway leaves this namespace
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
