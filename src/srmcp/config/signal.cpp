@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "pqot/srmcp/signal.hpp"
 #include "sections.hpp"
 
 namespace pqot::srmcp::config {
