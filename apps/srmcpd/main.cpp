@@ -14,7 +14,7 @@
 #include "pqot/common/host_port.hpp"
 #include "pqot/metrics/http_server.hpp"
 #include "pqot/srmcp/config.hpp"
-#include "pqot/srmcp/modbus_gateway.hpp"
+#include "pqot/srmcp/gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
 using namespace pqot::srmcp;
@@ -29,7 +29,7 @@ struct Overrides {
 
 // The nodes of a configuration and the Modbus devices behind them.
 struct Plant {
-  std::unique_ptr<modbus::Gateway> gateway;
+  std::unique_ptr<pqot::srmcp::gateway::Gateway> gateway;
   std::shared_ptr<NodeStore> nodes;
 };
 
@@ -75,8 +75,8 @@ LoadedConfig load(const std::string& file, const Overrides& o) {
 
 Plant build_plant(const LoadedConfig& loaded) {
   Plant p;
-  p.gateway = std::make_unique<modbus::Gateway>(loaded.devices);
-  p.nodes = modbus::build_node_store(loaded, *p.gateway);
+  p.gateway = std::make_unique<gateway::Gateway>(loaded.devices);
+  p.nodes = gateway::build_node_store(loaded, *p.gateway);
   return p;
 }
 

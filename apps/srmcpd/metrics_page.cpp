@@ -59,8 +59,8 @@ void server_metrics(MetricsWriter& w, const srmcp::ServerStats& s) {
   }
 }
 
-void device_metrics(MetricsWriter& w, const std::vector<srmcp::modbus::DeviceStats>& devices) {
-  using D = srmcp::modbus::DeviceStats;
+void device_metrics(MetricsWriter& w, const std::vector<srmcp::gateway::DeviceStats>& devices) {
+  using D = srmcp::gateway::DeviceStats;
   const auto each = [&](const char* name, const char* help, MetricType type, auto value) {
     w.family(name, help, type);
     for (const D& d : devices) w.sample(name, {{"device", d.name}}, value(d));
@@ -113,7 +113,7 @@ void process_metrics(MetricsWriter& w) {
 
 }  // namespace
 
-std::string render_metrics(const srmcp::ServerStats& server, const std::vector<srmcp::modbus::DeviceStats>& devices,
+std::string render_metrics(const srmcp::ServerStats& server, const std::vector<srmcp::gateway::DeviceStats>& devices,
                            const DaemonCounters& daemon) {
   MetricsWriter w;
   server_metrics(w, server);

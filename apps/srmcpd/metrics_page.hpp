@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pqot/srmcp/modbus_gateway.hpp"
+#include "pqot/srmcp/gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
 namespace pqot::srmcpd {
@@ -17,7 +17,7 @@ struct DaemonCounters {
   std::atomic<std::uint64_t> nodes{0};
 };
 
-std::string render_metrics(const srmcp::ServerStats& server, const std::vector<srmcp::modbus::DeviceStats>& devices,
+std::string render_metrics(const srmcp::ServerStats& server, const std::vector<srmcp::gateway::DeviceStats>& devices,
                            const DaemonCounters& daemon);
 
 }  // namespace pqot::srmcpd

@@ -1,13 +1,12 @@
 // libFuzzer target: Modbus point conversion (docs/srmcpd-modbus.md) on registers from a device,
-// which are untrusted. Any registers must decode to a value of the node's type or to "no value";
+// which are untrusted. Any registers must decode to a value of the point's kind or to "no value";
 // exact types must survive encode(decode(registers)); encode never fails on a decoded value.
 #include <cstdint>
 #include <cstdlib>
 
-#include "pqot/srmcp/modbus_point.hpp"
+#include "pqot/modbus/point.hpp"
 
-using namespace pqot::srmcp;
-using namespace pqot::srmcp::modbus;
+using namespace pqot::modbus;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 4) return 0;
@@ -34,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto v = decode_registers(p, regs);
   if (!v) return 0;
-  if (!value_matches(node_type_of(p), *v)) std::abort();
+  if (!value_matches(value_kind(p), *v)) std::abort();
   (void)v->dump();  // valid JSON text (strings are ASCII by construction)
   const Encoded back = encode(p, *v);
   const auto* out = std::get_if<std::vector<std::uint16_t>>(&back);

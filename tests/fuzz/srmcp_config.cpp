@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   for (const auto& b : c.modbus) {
-    if (!modbus::check(b.point).empty() || !store.contains(b.node_id)) std::abort();
+    if (!pqot::modbus::check(b.point).empty() || !store.contains(b.node_id)) std::abort();
   }
   return 0;
 }

@@ -14,7 +14,7 @@
 #include "../support/child_process.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
-#include "pqot/srmcp/modbus_gateway.hpp"
+#include "pqot/srmcp/gateway.hpp"
 #include "pqot/srmcp/server.hpp"
 
 namespace pqot::srmcp {
@@ -97,8 +97,8 @@ class ModbusGateway : public ::testing::Test {
     cfg.key_file = pki_->file("server.key");
     cfg.data_port_min = 43000;
     cfg.data_port_max = 43999;
-    gateway_ = std::make_unique<modbus::Gateway>(loaded.devices);
-    server_ = std::make_unique<Server>(io_, cfg, modbus::build_node_store(loaded, *gateway_));
+    gateway_ = std::make_unique<gateway::Gateway>(loaded.devices);
+    server_ = std::make_unique<Server>(io_, cfg, gateway::build_node_store(loaded, *gateway_));
     server_->start();
     gateway_->start();
     work_.emplace(io_.get_executor());
@@ -133,7 +133,7 @@ class ModbusGateway : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
 
-  modbus::DeviceStats stats(const std::string& name) const {
+  gateway::DeviceStats stats(const std::string& name) const {
     for (auto& s : gateway_->stats()) {
       if (s.name == name) return s;
     }
@@ -151,7 +151,7 @@ class ModbusGateway : public ::testing::Test {
   static test::TestPki* pki_;
   asio::io_context io_;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-  std::unique_ptr<modbus::Gateway> gateway_;
+  std::unique_ptr<gateway::Gateway> gateway_;
   std::unique_ptr<Server> server_;
   std::thread thread_;
   std::unique_ptr<Client> client_;

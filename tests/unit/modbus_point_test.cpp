@@ -1,12 +1,11 @@
 // Modbus point layouts and conversions (docs/srmcpd-modbus.md, "Node mapping").
-#include "pqot/srmcp/modbus_point.hpp"
+#include "pqot/modbus/point.hpp"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-using namespace pqot::srmcp;
-using namespace pqot::srmcp::modbus;
+using namespace pqot::modbus;
 
 namespace {
 
@@ -66,14 +65,16 @@ TEST(ModbusPoint, CheckRejectsInconsistentPoints) {
   EXPECT_NE(check(s), "");  // scale on a string
 }
 
-TEST(ModbusPoint, NodeTypes) {
-  EXPECT_EQ(node_type_of(point(DataType::int16, 1)), ValueType::int64);
+TEST(ModbusPoint, ValueKinds) {
+  EXPECT_EQ(value_kind(point(DataType::int16, 1)), ValueKind::integer);
   Point scaled = point(DataType::int16, 1);
   scaled.scale = 0.1;
-  EXPECT_EQ(node_type_of(scaled), ValueType::float64);
-  EXPECT_EQ(node_type_of(point(DataType::float32, 2)), ValueType::float64);
-  EXPECT_EQ(node_type_of(point(DataType::boolean, 1)), ValueType::boolean);
-  EXPECT_EQ(node_type_of(point(DataType::string, 4)), ValueType::string);
+  EXPECT_EQ(value_kind(scaled), ValueKind::real);
+  EXPECT_EQ(value_kind(point(DataType::float32, 2)), ValueKind::real);
+  EXPECT_EQ(value_kind(point(DataType::boolean, 1)), ValueKind::boolean);
+  EXPECT_EQ(value_kind(point(DataType::string, 4)), ValueKind::string);
+  EXPECT_TRUE(value_matches(ValueKind::real, Json(3)));  // a real accepts any number
+  EXPECT_FALSE(value_matches(ValueKind::integer, Json(3.5)));
 }
 
 TEST(ModbusPoint, Int16AndUint16) {
@@ -180,7 +181,7 @@ TEST(ModbusPoint, AnyRegistersDecodeToTheNodeType) {
       for (auto& r : regs) r = static_cast<std::uint16_t>(seed * 40503u + (&r - regs.data()) * 977u);
       const auto v = decode_registers(p, regs);
       if (v) {
-        EXPECT_TRUE(value_matches(node_type_of(p), *v)) << data_type_name(type) << " " << v->dump();
+        EXPECT_TRUE(value_matches(value_kind(p), *v)) << data_type_name(type) << " " << v->dump();
       }
     }
   }

@@ -6,6 +6,9 @@
 
 namespace pqot::srmcp {
 namespace {
+// Its own namespace: the sanitizer build compiles the unit tests as a unity build, where the
+// helpers of srmcp_config_test.cpp (parse, error_of, BadCase) are in the same file.
+namespace modbus_config {
 
 LoadedConfig parse(const std::string& text) { return parse_config(text, "m.toml", ""); }
 
@@ -171,5 +174,6 @@ TEST(SrmcpConfigModbus, RestartSettings) {
   EXPECT_EQ(settings_needing_restart(a, b), (std::vector<std::string>{"server.listen", "server.allow", "limits"}));
 }
 
+}  // namespace modbus_config
 }  // namespace
 }  // namespace pqot::srmcp

@@ -8,6 +8,7 @@
 
 #include "../support/wait.hpp"
 #include "pqot/srmcp/node.hpp"
+#include "pqot/srmcp/signal.hpp"
 
 namespace pqot::srmcp {
 namespace {

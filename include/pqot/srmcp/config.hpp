@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pqot/srmcp/modbus_point.hpp"
+#include "pqot/modbus/point.hpp"
 #include "pqot/srmcp/node.hpp"
 #include "pqot/srmcp/wire.hpp"
 

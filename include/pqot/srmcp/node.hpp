@@ -2,8 +2,8 @@
 //
 // Each node has an id, a name, a type, parents and children, a description, access rights and a
 // backend: the Read and Write callables of the published design. Backends shipped here: memory
-// (the value lives in the node), simulated signals (computed from the clock) and Modbus TCP
-// devices (modbus_gateway.hpp, whose callables complete later, from the device's thread); the
+// (the value lives in the node), simulated signals (signal.hpp, computed from the clock) and Modbus
+// TCP devices (gateway.hpp, whose callables complete later, from the device's thread); the
 // application can supply its own callables of either kind.
 #pragma once
 
@@ -175,22 +175,5 @@ class NodeStore {
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> top_level_;
 };
-
-/// A simulated signal (read-only), computed from the time since `start`.
-struct SignalSpec {
-  enum class Kind { sine, ramp, square, random_walk, counter } kind = Kind::sine;
-  double amplitude = 1.0;
-  double offset = 0.0;
-  double period_s = 60.0;
-  double noise = 0.0;  ///< uniform noise of +- noise added to the value
-};
-/// A Read callable for a simulated signal of type double (counter: int64). docs/srmcpd.md gives
-/// the shapes: sine = offset + amplitude*sin(2*pi*t/period_s); ramp = offset .. offset+amplitude
-/// each period; square = offset+amplitude for the first half period, offset-amplitude for the
-/// second; random_walk stays within offset +- amplitude; counter = round(offset) + whole periods
-/// elapsed (JSON integer, no noise). Safe to call from several threads.
-ReadFn make_signal(const SignalSpec& spec);
-/// Same, with `seconds` returning the time since the start (tests use a fake clock).
-ReadFn make_signal(const SignalSpec& spec, std::function<double()> seconds);
 
 }  // namespace pqot::srmcp

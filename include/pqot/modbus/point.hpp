@@ -1,11 +1,13 @@
-// Modbus data points of the srmcpd gateway (docs/srmcpd-modbus.md, "Node mapping"): where a node's
-// value lives on a device (table, address, count) and how its registers convert to and from the
-// node's value (type, word and byte order, scale and offset). Pure functions, no I/O: the device
-// side is in modbus_gateway.hpp. Register contents come from the network and are untrusted: every
-// decode is total (any register values give a value of the node's type, or "no value").
+// Modbus data points (docs/srmcpd-modbus.md, "Node mapping"): where a value lives on a device
+// (table, address, count) and how its registers convert to and from a JSON value (type, word and
+// byte order, scale and offset). Protocol-neutral (srmcpd's gateway maps points to SRMCP nodes;
+// a SRUP-PQ device agent can read meters through the same points). Pure functions, no I/O.
+// Register contents come from the network and are untrusted: every decode is total (any register
+// values give a value of the point's kind, or "no value").
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,9 +15,9 @@
 #include <variant>
 #include <vector>
 
-#include "pqot/srmcp/node.hpp"
+namespace pqot::modbus {
 
-namespace pqot::srmcp::modbus {
+using Json = nlohmann::json;
 
 /// The four Modbus data tables (function codes: coil 01/05/15, discrete input 02, holding register
 /// 03/06/16, input register 04).
@@ -56,24 +58,27 @@ struct Point {
 
 /// Registers a type spans (string: not fixed, 0).
 std::uint16_t registers_of(DataType t);
-/// The node type a point gives: bool, string, double for floats and for scaled integers, int64
-/// for unscaled integers.
-ValueType node_type_of(const Point& p);
+/// What a point's values are: JSON booleans, strings, integers (unscaled integer types) or
+/// numbers (floats and scaled integers).
+enum class ValueKind { boolean, integer, real, string };
+ValueKind value_kind(const Point& p);
+/// True if `v` is a value of kind `k` (`real` accepts any JSON number).
+bool value_matches(ValueKind k, const Json& v);
 /// Why `p` is not a valid point ("" if it is): bit tables with non-bool types, a count that does
 /// not match the type, a string length outside 1..kMaxStringRegisters, an address range beyond
 /// 65535, a zero or non-finite scale, scale or offset on bool and string points.
 std::string check(const Point& p);
 
-/// The node value of a register point from its `p.count` registers (span size must equal count);
+/// The value of a register point from its `p.count` registers (span size must equal count);
 /// nullopt if they hold no valid value (a float NaN or infinity, which JSON cannot carry).
 std::optional<Json> decode_registers(const Point& p, std::span<const std::uint16_t> regs);
-/// The node value of a bit point.
+/// The value of a bit point.
 Json decode_bit(bool bit);
 
-/// The registers (or, for bit tables, one 0/1 entry) that store `value` (already of the node's
-/// type), or a message saying why it cannot be stored (out of the type's range, not ASCII, too
+/// The registers (or, for bit tables, one 0/1 entry) that store `value` (already of the point's
+/// kind), or a message saying why it cannot be stored (out of the type's range, not ASCII, too
 /// long for the string's registers).
 using Encoded = std::variant<std::vector<std::uint16_t>, std::string>;
 Encoded encode(const Point& p, const Json& value);
 
-}  // namespace pqot::srmcp::modbus
+}  // namespace pqot::modbus

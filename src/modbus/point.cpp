@@ -1,5 +1,5 @@
 // Modbus data points: register layouts and value conversion (docs/srmcpd-modbus.md).
-#include "pqot/srmcp/modbus_point.hpp"
+#include "pqot/modbus/point.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-namespace pqot::srmcp::modbus {
+namespace pqot::modbus {
 
 std::string_view table_name(Table t) {
   switch (t) {
@@ -124,14 +124,24 @@ double tidy(double v) {
 
 }  // namespace
 
-ValueType node_type_of(const Point& p) {
+ValueKind value_kind(const Point& p) {
   switch (p.type) {
-    case DataType::boolean: return ValueType::boolean;
-    case DataType::string: return ValueType::string;
+    case DataType::boolean: return ValueKind::boolean;
+    case DataType::string: return ValueKind::string;
     case DataType::float32:
-    case DataType::float64: return ValueType::float64;
-    default: return is_scaled(p) ? ValueType::float64 : ValueType::int64;
+    case DataType::float64: return ValueKind::real;
+    default: return is_scaled(p) ? ValueKind::real : ValueKind::integer;
   }
+}
+
+bool value_matches(ValueKind k, const Json& v) {
+  switch (k) {
+    case ValueKind::boolean: return v.is_boolean();
+    case ValueKind::integer: return v.is_number_integer();
+    case ValueKind::real: return v.is_number();
+    case ValueKind::string: return v.is_string();
+  }
+  return false;
 }
 
 std::string check(const Point& p) {
@@ -246,4 +256,4 @@ Encoded encode(const Point& p, const Json& value) {
   return disassemble(p, bits, n);
 }
 
-}  // namespace pqot::srmcp::modbus
+}  // namespace pqot::modbus

@@ -1,5 +1,6 @@
 // The Modbus TCP gateway backend of srmcpd (docs/srmcpd-modbus.md): nodes whose Read and Write
-// go to legacy Modbus devices through libmodbus.
+// go to legacy Modbus devices through libmodbus (library pqot_srmcp_gateway; the point layouts and
+// conversions are pqot::modbus, src/srmcp/gateway/ has the device worker and its connection).
 //
 // Each device has one connection and one thread that owns it: sessions never block on a device,
 // and a down or slow device affects only its own nodes. Requests queued together are batched
@@ -19,7 +20,7 @@
 #include "pqot/metrics/histogram.hpp"
 #include "pqot/srmcp/node.hpp"
 
-namespace pqot::srmcp::modbus {
+namespace pqot::srmcp::gateway {
 
 struct DeviceStats {
   std::string name;
@@ -41,6 +42,8 @@ struct DeviceStats {
 /// Most requests waiting for one device; more are answered BUSY at once.
 inline constexpr std::size_t kMaxQueuedPerDevice = 4096;
 
+class Device;  // one device's thread and connection (src/srmcp/gateway/device.hpp)
+
 class Gateway {
  public:
   /// Devices as configured; nothing connects before start().
@@ -59,8 +62,6 @@ class Gateway {
   std::vector<DeviceStats> stats() const;
   std::size_t device_count() const;
 
-  struct Device;
-
  private:
   std::vector<std::shared_ptr<Device>> devices_;
 };
@@ -69,4 +70,4 @@ class Gateway {
 /// `gateway`'s devices. Throws std::invalid_argument as NodeStore::add does.
 std::shared_ptr<NodeStore> build_node_store(const LoadedConfig& config, Gateway& gateway);
 
-}  // namespace pqot::srmcp::modbus
+}  // namespace pqot::srmcp::gateway
