@@ -9,11 +9,13 @@
 
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/usage_error.hpp"
 #include "pqot/crypto/kem.hpp"
 
 namespace {
 
 using pqot::test::ProcessResult;
+using pqot::test::expect_usage_error;
 using pqot::test::run_process;
 namespace crypto = pqot::crypto;
 
@@ -30,14 +32,6 @@ std::map<std::string, std::string> fields(const std::string& out) {
     start = end == std::string::npos ? out.size() : end + 1;
   }
   return f;
-}
-
-void expect_usage_error(const ProcessResult& r, const std::string& mentions) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("pqot: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(mentions), std::string::npos) << "stderr: " << r.err;
 }
 
 std::string seed_hex(std::size_t n, std::uint8_t fill) { return crypto::to_hex(crypto::Bytes(n, fill)); }

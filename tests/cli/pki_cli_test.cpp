@@ -15,11 +15,13 @@
 
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/usage_error.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using pqot::test::ProcessResult;
+using pqot::test::expect_usage_error;
 using pqot::test::run_process;
 
 using pqot::test::TempDir;
@@ -40,14 +42,6 @@ ProcessResult pki_init(const fs::path& dir, std::vector<std::string> extra = {})
   std::vector<std::string> args{"pki", "init", "--dir", dir.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   return run_process(PQOT_BIN, args);
-}
-
-void expect_usage_error(const ProcessResult& r, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_TRUE(r.out.empty()) << r.out;
-  EXPECT_EQ(r.err.rfind("pqot: error:", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in " << r.err;
 }
 
 TEST(PqotPkiCli, InitListsEveryFileItWrote) {

@@ -9,15 +9,14 @@
 
 #include "../support/child_process.hpp"
 #include "../support/test_pki.hpp"
+#include "../support/programs.hpp"
 
 namespace {
 
 using pqot::test::ChildProcess;
+using pqot::test::bin;
 using pqot::test::run_process;
 
-std::string bin(const std::string& name) {
-  return std::string(PQOT_BIN_DIR) + "/" + name;
-}
 
 // The port from the server's first line, "listening on PORT", once it has printed it; else 0.
 int announced_port(const ChildProcess& server) {

@@ -13,6 +13,8 @@
 
 #include "../support/child_process.hpp"
 #include "../support/test_pki.hpp"
+#include "../support/programs.hpp"
+#include "../support/status.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "pqot/srmcp/gateway.hpp"
 #include "pqot/srmcp/server.hpp"
@@ -23,11 +25,11 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::ChildProcess;
+using test::status_of;
+using test::kSim;
 using test::eventually;
 
-const std::string kSim = std::string(PQOT_BIN_DIR) + "/pqot-modbus-sim";
 
-int status_of(const Json& entry) { return entry.at("status").get<int>(); }
 int code(Status s) { return static_cast<int>(s); }
 
 // A [[device]] with short timeouts and backoff, so that faults show quickly.

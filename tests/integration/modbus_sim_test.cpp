@@ -28,6 +28,7 @@
 
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/programs.hpp"
 
 namespace {
 
@@ -35,10 +36,10 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-const char* const kSim = PQOT_BIN_DIR "/pqot-modbus-sim";
 
 using pqot::test::count_of;
 using pqot::test::eventually;
+using pqot::test::kSim;
 using pqot::test::slurp;
 
 /// One running pqot-modbus-sim (tests/support/child_process.hpp).

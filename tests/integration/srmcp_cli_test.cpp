@@ -14,18 +14,17 @@
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_pki.hpp"
+#include "../support/programs.hpp"
 #include "raw_session.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 using pqot::test::ChildProcess;
+using pqot::test::bin;
 using pqot::test::ProcessResult;
 using pqot::test::run_process;
 
-std::string bin(const std::string& name) {
-  return std::string(PQOT_BIN_DIR) + "/" + name;
-}
 const std::string kPlant = std::string(PQOT_SOURCE_DIR) + "/examples/srmcp/plant.toml";
 
 void write_file(const fs::path& path, const std::string& text) {

@@ -11,6 +11,7 @@
 
 #include "../support/test_pki.hpp"
 #include "../support/wait.hpp"
+#include "../support/status.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "pqot/srmcp/server.hpp"
@@ -19,6 +20,8 @@
 
 namespace pqot::srmcp {
 namespace {
+
+using test::status_of;
 
 // The test PKI as srmcp sees it; client2's certificate carries OU=operator.
 struct Pki : pqot::test::TestPki {
@@ -126,7 +129,6 @@ class SrmcpEndToEnd : public ::testing::Test {
 Pki* SrmcpEndToEnd::pki_ = nullptr;
 Pki* SrmcpEndToEnd::rogue_ = nullptr;
 
-int status_of(const Json& entry) { return entry.at("status").get<int>(); }
 
 TEST_F(SrmcpEndToEnd, ConnectWithDataLinksReadAndWrite_S4_S7_S9) {
   Client c(options());

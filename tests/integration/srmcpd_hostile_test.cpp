@@ -20,6 +20,7 @@
 #include "../support/fd_limit.hpp"
 #include "../support/tcp_peer.hpp"
 #include "../support/test_pki.hpp"
+#include "../support/programs.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "raw_session.hpp"
 
@@ -28,6 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using pqot::test::ChildProcess;
+using pqot::test::kSrmcpd;
 using pqot::test::eventually;
 using pqot::test::http_get;
 using pqot::test::number_after;
@@ -35,7 +37,6 @@ using pqot::test::sample;
 using raw::RawLink;
 using raw::RawSession;
 
-const std::string kSrmcpd = std::string(PQOT_BIN_DIR) + "/srmcpd";
 
 // The ceiling on srmcpd's resident memory under the attack below, in MiB. The daemon starts at
 // about 15 MiB; the attack may add what its bounds allow: 256 handshakes in progress (a TLS

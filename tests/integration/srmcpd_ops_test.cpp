@@ -15,6 +15,7 @@
 #include "../support/scrape.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/test_pki.hpp"
+#include "../support/programs.hpp"
 #include "pqot/srmcp/client.hpp"
 
 namespace pqot::srmcp {
@@ -26,11 +27,11 @@ using test::ChildProcess;
 using test::eventually;
 using test::http_get;
 using test::number_after;
+using test::kSim;
+using test::kSrmcpd;
 using test::sample;
 
 const std::string kBin = PQOT_BIN_DIR;
-const std::string kSrmcpd = kBin + "/srmcpd";
-const std::string kSim = kBin + "/pqot-modbus-sim";
 const fs::path kSource = PQOT_SOURCE_DIR;
 
 void write_file(const fs::path& path, const std::string& text) {

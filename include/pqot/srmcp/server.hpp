@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "pqot/srmcp/config.hpp"
 #include "pqot/metrics/histogram.hpp"
 #include "pqot/srmcp/node.hpp"
+#include "pqot/srmcp/server_config.hpp"
 
 namespace pqot::srmcp {
 
