@@ -1,5 +1,6 @@
 #include "pqot/channel/key_schedule.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -20,7 +21,13 @@ Key to_key(const crypto::SecretBytes& okm) {
 Digest transcript_hash(std::initializer_list<ByteView> parts) { return crypto::sha256(parts); }
 
 KeySchedule::KeySchedule(std::string prefix) : prefix_(std::move(prefix)) {
-  if (prefix_.empty()) throw std::invalid_argument("key schedule: empty label prefix");
+  // Labels are not length-prefixed: a prefix of lower-case letters and digits only (no space) keeps
+  // "prefix label" unambiguous between protocols.
+  if (prefix_.empty() || !std::all_of(prefix_.begin(), prefix_.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+      })) {
+    throw std::invalid_argument("key schedule: the label prefix must be lower-case letters and digits");
+  }
 }
 
 std::string KeySchedule::label(std::string_view label) const {

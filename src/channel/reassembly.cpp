@@ -20,6 +20,9 @@ std::optional<Bytes> Reassembler::add(const Fragment& f, Clock::time_point now) 
   if (f.count == 0 || f.count > kMaxFragments || f.index >= f.count) {
     throw ReassemblyError(Kind::inconsistent, "fragment index or count out of range");
   }
+  // A part of a fragmented message carries at least one byte: pending messages cost memory that
+  // only their bytes are charged for.
+  if (f.count > 1 && f.data.empty()) throw ReassemblyError(Kind::inconsistent, "empty fragment");
   if (f.count == 1) {
     if (f.data.size() != f.total) throw ReassemblyError(Kind::inconsistent, "fragment size differs from the total");
     return Bytes(f.data.begin(), f.data.end());
@@ -44,13 +47,19 @@ std::optional<Bytes> Reassembler::add(const Fragment& f, Clock::time_point now) 
     throw ReassemblyError(Kind::over_budget, "partial messages over the server's byte budget");
   }
   bytes_ += n;
-  if (it == partial_.end()) {
-    Fragment first = f;
-    first.data = {};
-    it = partial_.emplace(f.message, Partial{first, std::vector<Bytes>(f.count), 0, 0, now}).first;
+  try {
+    if (it == partial_.end()) {
+      Fragment first = f;
+      first.data = {};
+      it = partial_.emplace(f.message, Partial{first, std::vector<Bytes>(f.count), 0, 0, now}).first;
+    }
+    it->second.parts[f.index].assign(f.data.begin(), f.data.end());
+  } catch (...) {  // out of memory: keep nothing of the fragment, as for any refusal
+    release(n);
+    if (it != partial_.end() && it->second.received_mask == 0) partial_.erase(it);
+    throw;
   }
   Partial& p = it->second;
-  p.parts[f.index].assign(f.data.begin(), f.data.end());
   p.received_mask |= std::uint32_t{1} << f.index;
   p.bytes += n;
   if (p.received_mask != (std::uint64_t{1} << f.count) - 1) return std::nullopt;

@@ -63,6 +63,10 @@ asio::ssl::context make_client_tls(const TlsFiles& files) {
 // Fails closed: if the expected name or address cannot be set, the handshake must not go ahead
 // (it would accept any certificate the CA signed).
 void set_server_identity(TlsStream& stream, const std::string& host) {
+  if (host.empty() || host.size() > 255 || host.find('\0') != std::string::npos) {
+    throw std::runtime_error("TLS: cannot check the server's identity against '" + host.substr(0, 64) +
+                             "': empty, over 255 bytes or with a NUL byte");
+  }
   SSL* ssl = stream.native_handle();
   asio::error_code ec;
   (void)asio::ip::make_address(host, ec);  // an IP literal is checked as an IP SAN

@@ -2,6 +2,7 @@
 #include "pqot/srmcp/client.hpp"
 
 #include <future>
+#include <set>
 #include <thread>
 
 #include "endpoint.hpp"
@@ -36,6 +37,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::shared_ptr<asio::ssl::context> tls;
   std::optional<Endpoint> endpoint;
   std::optional<Key> link_key;
+  std::set<std::uint32_t> used_link_ids;  // one entry per link ever offered in this session
   SessionInfo session;  // written before connect() returns, read-only afterwards
   std::atomic<std::uint64_t> rotations{0};
   std::atomic<std::uint64_t> link_failures{0};
@@ -166,6 +168,11 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
 awaitable<void> Client::Impl::open_data_link() {
   Response offer = expect_ok(co_await request(MessageType::link_request, Json::object()), "LINK_REQUEST");
   const auto link_id = offer.body.at("link_id").get<std::uint32_t>();
+  // §6, §7: ids are assigned 1, 2, 3, ... below 2^31 and never reused; another would reuse a nonce.
+  // (Offers may be answered out of order while links open concurrently, hence a set.)
+  if (link_id == 0 || link_id > 0x7fffffffu || !used_link_ids.insert(link_id).second) {
+    fail(Status::bad_request, "LINK_OFFER: link_id not new");
+  }
   const auto port = offer.body.at("port").get<std::uint16_t>();
   const Bytes token = crypto::from_hex(offer.body.at("token").get<std::string>());
   auto stream = co_await open_tls(port);

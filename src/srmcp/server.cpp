@@ -92,6 +92,17 @@ void Server::Impl::refuse(Refusal r, std::string_view peer, std::string_view wha
   spdlog::warn("{}: refused ({}): {}", peer, refusal_name(r), common::printable(what));
 }
 
+// Entries of identities without a session are dropped as the map is walked: it holds at most the
+// identities with live sessions plus those that left since the last call.
+std::shared_ptr<ReassemblyBudget> Server::Impl::partial_budget_for(const std::string& identity) {
+  std::lock_guard lock(identity_budgets_mutex);
+  std::erase_if(identity_budgets, [](const auto& entry) { return entry.second.expired(); });
+  if (auto live = identity_budgets[identity].lock()) return live;
+  auto budget = std::make_shared<ReassemblyBudget>(config.max_partial_bytes_per_identity, partial_budget);
+  identity_budgets[identity] = budget;
+  return budget;
+}
+
 std::optional<Refusal> Server::Impl::try_establish(const std::string& identity) {
   std::uint32_t n = established.load();
   do {

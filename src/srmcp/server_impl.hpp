@@ -78,6 +78,10 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   common::KeyedCounter sessions_by_identity;
   common::KeyedCounter offers_by_identity;
   std::shared_ptr<ReassemblyBudget> partial_budget;
+  std::mutex identity_budgets_mutex;
+  std::map<std::string, std::weak_ptr<ReassemblyBudget>> identity_budgets;  // live while a session uses it
+  /// The partial-message budget of `identity`'s sessions, inside the server-wide one.
+  std::shared_ptr<ReassemblyBudget> partial_budget_for(const std::string& identity);
   // One log budget per refusal reason, so that a flood of one kind (garbage handshakes) cannot hide
   // the lines of another (accept errors); and one for session open/close lines.
   std::array<common::LogLimiter, kRefusalKinds> refusal_logs;

@@ -166,11 +166,13 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
   Bytes exporter = channel::tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
   SessionKeys keys = derive_session_keys(exporter, enc.shared_secret, th);
   crypto::secure_wipe(exporter);
-  // Partial messages: at most max_partial_bytes per session (never less than one whole message)
-  // and max_partial_bytes_total over the server (§8.2).
+  // Partial messages: at most max_partial_bytes per session (never less than one whole message),
+  // max_partial_bytes_per_identity over the sessions of one client identity and
+  // max_partial_bytes_total over the server (§8.2).
   const std::size_t partial = std::max<std::size_t>(cfg.max_partial_bytes, cfg.limits.max_message);
   endpoint_.emplace(keys, Direction::server_to_client, cfg.limits, cfg.key_update_messages,
-                    std::chrono::seconds(cfg.key_update_seconds), partial, server_->partial_budget);
+                    std::chrono::seconds(cfg.key_update_seconds), partial,
+                    server_->partial_budget_for(principal_.identity));
   endpoint_->set_link_queue_cap(cfg.max_queued_bytes_per_link);
   link_key_ = keys.link;
 

@@ -99,6 +99,7 @@ void SendState::maybe_update() {
       std::chrono::steady_clock::now() - epoch_started_ < update_after_) {
     return;
   }
+  if (epoch_ == UINT32_MAX) return;  // the last epoch has no successor (docs/channel.md, "Epochs")
   keys_ = next_epoch(keys_);
   frame_aead_ = crypto::Aes256Gcm(keys_.frame.span());
   message_aead_ = crypto::Aes256Gcm(keys_.message.span());

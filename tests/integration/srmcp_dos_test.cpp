@@ -420,6 +420,32 @@ TEST_F(SrmcpHostile, PartialMessagesHoldOnlyTheirBytesAndExpireOnATimer_S8_2) {
   EXPECT_EQ(s.call(MessageType::ping, "{}")->header.status, Status::ok);
 }
 
+// One identity may open many sessions (max_sessions_per_identity); its partial messages together
+// are bounded too, so it cannot hold the server-wide budget that other clients need.
+TEST_F(SrmcpHostile, OneIdentityCannotHoldTheServerWidePartialBudget_S8_2) {
+  ServerConfig cfg = config();
+  cfg.limits.max_frame_body = 128 * 1024;  // room for a 64 KiB segment in one frame
+  cfg.max_partial_bytes_per_identity = 128 * 1024;
+  start(cfg);
+  const std::uint32_t total = 1u << 20;
+  const Bytes part(total / 16, 0x44);  // 64 KiB
+  RawSession a(server_->port(), client(1));
+  RawSession b(server_->port(), client(1));
+  RawSession c(server_->port(), client(2));
+  a.send(a.segment_frame(0, SegmentHeader{a.next_tid(), 900, 0, 16, total, 0}, part));
+  b.send(b.segment_frame(0, SegmentHeader{b.next_tid(), 900, 0, 16, total, 0}, part));
+  ASSERT_TRUE(eventually([&] { return server_->stats().partial_bytes == 2 * part.size(); }));
+  const auto dropped = refusals(server_->stats(), Refusal::segments_dropped);
+  b.send(b.segment_frame(0, SegmentHeader{b.next_tid(), 901, 0, 16, total, 0}, part));
+  ASSERT_TRUE(eventually([&] { return refusals(server_->stats(), Refusal::segments_dropped) > dropped; }))
+      << "client1's third 64 KiB is over its identity's 128 KiB";
+  EXPECT_EQ(server_->stats().partial_bytes, 2 * part.size());
+  c.send(c.segment_frame(0, SegmentHeader{c.next_tid(), 900, 0, 16, total, 0}, part));
+  EXPECT_TRUE(eventually([&] { return server_->stats().partial_bytes == 3 * part.size(); }))
+      << "another identity still gets its share";
+  EXPECT_EQ(c.call(MessageType::ping, "{}")->header.status, Status::ok);
+}
+
 // ---- 5. data-link offers ---------------------------------------------------------------------------------
 
 TEST_F(SrmcpHostile, StrangersOnAnOfferPortDoNotBurnIt_S7) {

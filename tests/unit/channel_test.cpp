@@ -42,6 +42,8 @@ TEST(ChannelKeySchedule, LabelsCarryTheProtocolPrefix) {
   EXPECT_EQ(a.mac(prk, "bind", {context, context}),
             crypto::hmac_sha256(prk.span(), {crypto::as_bytes("srmcp2 bind"), context, context}));
   EXPECT_THROW(KeySchedule(""), std::invalid_argument);
+  EXPECT_THROW(KeySchedule("a b"), std::invalid_argument) << "'a' + 'b c' would equal 'a b' + 'c'";
+  EXPECT_THROW(KeySchedule("SRMCP"), std::invalid_argument);
 }
 
 TEST(ChannelKeySchedule, TranscriptHashIsSha256OfTheConcatenation) {
@@ -134,7 +136,16 @@ TEST(ChannelReassembly, AnyOrderAndEveryRefusalNamed) {
   // The reassembler's own byte bound, then the shared budget.
   const crypto::Bytes big(800, 2);
   EXPECT_FALSE(r.add(fragment(big, 8, 2, 0)));
+  const std::size_t held = r.bytes(), used = budget->used();
   EXPECT_EQ(kind_of(fragment(big, 9, 2, 0)), static_cast<int>(ReassemblyError::Kind::over_limit));
+  EXPECT_EQ(r.bytes(), held) << "a refused fragment leaves nothing behind";
+  EXPECT_EQ(budget->used(), used);
+  Fragment empty = fragment(msg, 20, 2, 0);
+  empty.data = {};
+  EXPECT_EQ(kind_of(empty), static_cast<int>(ReassemblyError::Kind::inconsistent)) << "an empty part";
+  Fragment too_much = fragment(msg, 21, 2, 0);
+  too_much.total = 10;
+  EXPECT_EQ(kind_of(too_much), static_cast<int>(ReassemblyError::Kind::inconsistent)) << "more bytes than the total";
   Reassembler second(2, 1000, budget);
   const crypto::Bytes huge(2000, 3);
   EXPECT_EQ([&] {
@@ -145,6 +156,28 @@ TEST(ChannelReassembly, AnyOrderAndEveryRefusalNamed) {
     }
     return -1;
   }(), static_cast<int>(ReassemblyError::Kind::over_budget));
+  EXPECT_EQ(budget->used(), r.bytes()) << "the refused fragment took nothing from the budget";
+  {
+    Reassembler third(2, 1000, budget);
+    EXPECT_FALSE(third.add(fragment(msg, 1, 3, 0)));
+    EXPECT_EQ(budget->used(), r.bytes() + third.bytes());
+  }
+  EXPECT_EQ(budget->used(), r.bytes()) << "a destroyed reassembler gives its bytes back";
+}
+
+// A budget inside another (one peer's inside the server's) takes from both and gives back to both.
+TEST(ChannelReassembly, NestedBudgets) {
+  auto server = std::make_shared<ReassemblyBudget>(100);
+  auto peer = std::make_shared<ReassemblyBudget>(60, server);
+  auto other = std::make_shared<ReassemblyBudget>(60, server);
+  EXPECT_TRUE(peer->take(60));
+  EXPECT_FALSE(peer->take(1)) << "over the peer's cap";
+  EXPECT_TRUE(other->take(40));
+  EXPECT_FALSE(other->take(1)) << "over the server's cap";
+  EXPECT_EQ(other->used(), 40u) << "a refusal by the parent is undone in the child";
+  peer->give_back(60);
+  EXPECT_EQ(server->used(), 40u);
+  EXPECT_TRUE(other->take(20));
 }
 
 TEST(ChannelMultipath, FragmentCountBetweenNeededAndPaths) {
@@ -161,7 +194,9 @@ TEST(ChannelMultipath, FragmentCountBetweenNeededAndPaths) {
   EXPECT_EQ(seen.size(), 4u) << "5..8 all drawn";
   EXPECT_EQ(fragment_count(5000, 1000, 1, 1, 16, rng), std::optional<std::uint32_t>(5u)) << "size wins over paths";
   EXPECT_EQ(fragment_count(17000, 1000, 16, 8, 16, rng), std::nullopt) << "needs 17 > 16";
-  EXPECT_EQ(fragment_count(3, 1000, 16, 8, 16, rng).value_or(0) <= 3, true) << "never more fragments than bytes";
+  const auto tiny = fragment_count(3, 1000, 16, 8, 16, rng);
+  ASSERT_TRUE(tiny);
+  EXPECT_LE(*tiny, 3u) << "never more fragments than bytes";
 }
 
 TEST(ChannelMultipath, PicksUsablePathsPreferringRoomyOnes) {

@@ -20,6 +20,9 @@ TEST(ChannelTls, ServerIdentityFailsClosed) {
   EXPECT_THROW(set_server_identity(empty, ""), std::runtime_error);
   TlsStream nul(io, ctx);
   EXPECT_THROW(set_server_identity(nul, std::string("host\0evil", 9)), std::runtime_error);
+  TlsStream ip_nul(io, ctx);
+  EXPECT_THROW(set_server_identity(ip_nul, std::string("10.0.0.1\0x", 10)), std::runtime_error)
+      << "an address followed by a NUL";
 }
 
 }  // namespace

@@ -183,6 +183,7 @@ max_queued_bytes_per_link = 524288
 send_stall_timeout_ms = 1500
 max_partial_bytes = 1048576
 max_partial_bytes_total = 33554432
+max_partial_bytes_per_identity = 4194304
 max_subscriptions = 4
 max_subscribed_ids = 300
 max_backend_ops = 64
@@ -199,6 +200,7 @@ link_close_grace_ms = 500
   EXPECT_EQ(s.send_stall_timeout, std::chrono::milliseconds(1500));
   EXPECT_EQ(s.max_partial_bytes, 1048576u);
   EXPECT_EQ(s.max_partial_bytes_total, 33554432u);
+  EXPECT_EQ(s.max_partial_bytes_per_identity, 4194304u);
   EXPECT_EQ(s.max_subscriptions, 4u);
   EXPECT_EQ(s.max_subscribed_ids, 300u);
   EXPECT_EQ(s.max_backend_ops, 64u);
@@ -208,7 +210,7 @@ link_close_grace_ms = 500
   EXPECT_NE(error_of("[server]\nmax_queued_bytes = 10\n").find("server.max_queued_bytes"), std::string::npos);
   EXPECT_NE(error_of("[server]\nlisten = \"h:12x\"\n").find("server.listen"), std::string::npos);
   // Changing a bound needs a restart; a reload says so.
-  EXPECT_EQ(settings_needing_restart(ServerConfig{}, s).size(), 14u);
+  EXPECT_EQ(settings_needing_restart(ServerConfig{}, s).size(), 15u);
 }
 
 TEST(SrmcpConfig, NodeKeys) {

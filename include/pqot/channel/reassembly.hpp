@@ -22,23 +22,34 @@ namespace pqot::channel {
 using crypto::Bytes;
 using crypto::ByteView;
 
-/// Bytes held in partial messages by every session of a server, against one cap.
+/// Bytes held in partial messages against one cap: all sessions of a server, or all sessions of
+/// one peer identity. A budget with a parent takes from both (a peer's budget inside the
+/// server's), so one peer cannot hold the whole server-wide budget.
 class ReassemblyBudget {
  public:
-  explicit ReassemblyBudget(std::size_t cap) : cap_(cap) {}
+  explicit ReassemblyBudget(std::size_t cap, std::shared_ptr<ReassemblyBudget> parent = nullptr)
+      : cap_(cap), parent_(std::move(parent)) {}
   bool take(std::size_t n) noexcept {
     std::size_t used = used_.load(std::memory_order_relaxed);
     do {
       if (used + n > cap_) return false;
     } while (!used_.compare_exchange_weak(used, used + n, std::memory_order_relaxed));
+    if (parent_ && !parent_->take(n)) {
+      used_.fetch_sub(n, std::memory_order_relaxed);
+      return false;
+    }
     return true;
   }
-  void give_back(std::size_t n) noexcept { used_.fetch_sub(n, std::memory_order_relaxed); }
+  void give_back(std::size_t n) noexcept {
+    used_.fetch_sub(n, std::memory_order_relaxed);
+    if (parent_) parent_->give_back(n);
+  }
   std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
   std::size_t cap() const noexcept { return cap_; }
 
  private:
   const std::size_t cap_;
+  const std::shared_ptr<ReassemblyBudget> parent_;
   std::atomic<std::size_t> used_{0};
 };
 

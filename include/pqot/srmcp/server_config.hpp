@@ -37,6 +37,7 @@ struct ServerConfig {
   std::chrono::milliseconds send_stall_timeout{10000};  ///< reading paused this long for the queue: session closed
   std::uint32_t max_partial_bytes = 2u << 20;     ///< per session, partial segmented messages
   std::uint32_t max_partial_bytes_total = 64u << 20;  ///< server-wide, partial segmented messages
+  std::uint32_t max_partial_bytes_per_identity = 16u << 20;  ///< over all sessions of one client identity
   std::uint32_t max_subscriptions = 16;           ///< per session
   std::uint32_t max_subscribed_ids = 1024;        ///< per session, over all its subscriptions
   std::uint32_t max_backend_ops = 256;            ///< per session: node operations waiting for devices

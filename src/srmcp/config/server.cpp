@@ -101,6 +101,8 @@ void parse_server(const Reader& r, const toml::table& t, ServerConfig& s) {
            {65'536, 1 << 30, [&](std::int64_t v) { s.max_partial_bytes = static_cast<std::uint32_t>(v); }}},
           {"max_partial_bytes_total",
            {65'536, u32max, [&](std::int64_t v) { s.max_partial_bytes_total = static_cast<std::uint32_t>(v); }}},
+          {"max_partial_bytes_per_identity",
+           {65'536, u32max, [&](std::int64_t v) { s.max_partial_bytes_per_identity = static_cast<std::uint32_t>(v); }}},
           {"max_subscriptions",
            {1, 100'000, [&](std::int64_t v) { s.max_subscriptions = static_cast<std::uint32_t>(v); }}},
           {"max_subscribed_ids",
@@ -213,6 +215,7 @@ std::vector<std::string> settings_needing_restart(const ServerConfig& a, const S
   differ("server.send_stall_timeout_ms", a.send_stall_timeout != b.send_stall_timeout);
   differ("server.max_partial_bytes", a.max_partial_bytes != b.max_partial_bytes);
   differ("server.max_partial_bytes_total", a.max_partial_bytes_total != b.max_partial_bytes_total);
+  differ("server.max_partial_bytes_per_identity", a.max_partial_bytes_per_identity != b.max_partial_bytes_per_identity);
   differ("server.max_subscriptions", a.max_subscriptions != b.max_subscriptions);
   differ("server.max_subscribed_ids", a.max_subscribed_ids != b.max_subscribed_ids);
   differ("server.max_backend_ops", a.max_backend_ops != b.max_backend_ops);
