@@ -1,0 +1,73 @@
+// ML-DSA (FIPS 204): module-lattice signatures, parameter sets ML-DSA-44, ML-DSA-65 and ML-DSA-87.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "pqot/crypto/bytes.hpp"
+#include "pqot/crypto/secure.hpp"
+
+namespace pqot::crypto {
+
+/// The value is the rank k of the matrix A.
+enum class MlDsaParameterSet { ml_dsa_44 = 4, ml_dsa_65 = 6, ml_dsa_87 = 8 };
+
+struct MlDsaKeyPair {
+  Bytes public_key;        ///< pkEncode (FIPS 204 Algorithm 22)
+  SecretBytes secret_key;  ///< skEncode (Algorithm 24)
+};
+
+/// ML-DSA of one parameter set: the pure-mode ML-DSA.Sign / ML-DSA.Verify (Algorithms 2-3) over
+/// the deterministic internal functions of section 6 (Algorithms 6-8). HashML-DSA is not offered.
+///
+/// Errors: wrong-size keys, seeds, rnd or mu, and contexts over 255 bytes throw
+/// pqot::crypto::Error (invalid_length, or invalid_argument for the context). verify() returns
+/// false for every signature that does not verify, including one of the wrong length.
+class MlDsa {
+ public:
+  static constexpr std::size_t kSeedSize = 32;         ///< xi
+  static constexpr std::size_t kRndSize = 32;          ///< rnd of Algorithm 7
+  static constexpr std::size_t kMuSize = 64;           ///< the message representative mu
+  static constexpr std::size_t kMaxContextSize = 255;  ///< Algorithms 2-3
+
+  explicit MlDsa(MlDsaParameterSet set) noexcept;
+
+  std::string_view name() const noexcept;  ///< "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"
+  std::size_t public_key_size() const noexcept;
+  std::size_t secret_key_size() const noexcept;
+  std::size_t signature_size() const noexcept;
+  MlDsaParameterSet parameter_set() const noexcept { return set_; }
+
+  /// Algorithm 6, ML-DSA.KeyGen_internal(xi); xi is 32 bytes.
+  MlDsaKeyPair keygen_internal(ByteView xi) const;
+  /// Algorithm 1, ML-DSA.KeyGen: xi from the system's random source.
+  MlDsaKeyPair keygen() const;
+
+  /// Algorithm 2, ML-DSA.Sign, with M' = 0 || |ctx| || ctx || msg and the given 32-byte rnd
+  /// (all zero: the deterministic variant).
+  Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const;
+  /// Algorithm 2, hedged: rnd from the system's random source.
+  Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx = {}) const;
+  /// Algorithm 2, deterministic variant (rnd = 32 zero bytes).
+  Bytes sign_deterministic(ByteView secret_key, ByteView msg, ByteView ctx = {}) const;
+  /// Algorithm 3, ML-DSA.Verify.
+  bool verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView signature) const;
+
+  /// Algorithm 7, ML-DSA.Sign_internal(sk, M', rnd), M' as bytes.
+  Bytes sign_internal(ByteView secret_key, ByteView m_prime, ByteView rnd) const;
+  /// Algorithm 8, ML-DSA.Verify_internal(pk, M', sigma).
+  bool verify_internal(ByteView public_key, ByteView m_prime, ByteView signature) const;
+
+  /// External mu: Algorithm 7 from line 7 on, for a 64-byte mu computed elsewhere.
+  Bytes sign_mu(ByteView secret_key, ByteView mu, ByteView rnd) const;
+  /// External mu: Algorithm 8 with line 7 replaced by the given mu.
+  bool verify_mu(ByteView public_key, ByteView mu, ByteView signature) const;
+  /// mu = H(H(pk, 64) || 0 || |ctx| || ctx || msg, 64), what sign_mu / verify_mu expect for the
+  /// pure mode.
+  Bytes message_representative(ByteView public_key, ByteView msg, ByteView ctx = {}) const;
+
+ private:
+  MlDsaParameterSet set_;
+};
+
+}  // namespace pqot::crypto

@@ -1,0 +1,199 @@
+// ML-DSA (FIPS 204 sections 5-6): the pure-mode signature over the internal algorithms of
+// src/crypto/mldsa/, with the length and context checks at this API edge.
+#include "pqot/crypto/mldsa.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "mldsa/dsa.hpp"
+#include "mldsa/params.hpp"
+#include "pqot/crypto/error.hpp"
+#include "pqot/crypto/random.hpp"
+
+namespace pqot::crypto {
+
+namespace {
+
+using mldsa::kCrhBytes;
+using mldsa::kSeedBytes;
+
+void require_size(ByteView data, std::size_t expected, const char* what, std::string_view alg) {
+  if (data.size() != expected) {
+    throw Error(ErrorCode::invalid_length, std::string(alg) + ": " + what + " must be " +
+                                               std::to_string(expected) + " bytes, got " +
+                                               std::to_string(data.size()));
+  }
+}
+
+// The pure-mode prefix of M' (Algorithm 2 line 10, Algorithm 3 line 5): 0 || |ctx| || ctx.
+struct ContextPrefix {
+  std::array<std::uint8_t, 2 + MlDsa::kMaxContextSize> bytes{};
+  std::size_t size = 0;
+  ByteView view() const { return {bytes.data(), size}; }
+};
+
+ContextPrefix context_prefix(ByteView ctx, std::string_view alg) {
+  if (ctx.size() > MlDsa::kMaxContextSize) {
+    throw Error(ErrorCode::invalid_argument, std::string(alg) +
+                                                 ": context must be at most 255 bytes, got " +
+                                                 std::to_string(ctx.size()));
+  }
+  ContextPrefix p;
+  p.bytes[0] = 0;  // domain separator of the pure mode (HashML-DSA uses 1)
+  p.bytes[1] = static_cast<std::uint8_t>(ctx.size());
+  std::copy(ctx.begin(), ctx.end(), p.bytes.begin() + 2);
+  p.size = 2 + ctx.size();
+  return p;
+}
+
+struct Sizes {
+  std::size_t pk, sk, sig;
+};
+
+template <int K>
+constexpr Sizes sizes_of() {
+  using P = mldsa::Params<K>;
+  return {P::kPkBytes, P::kSkBytes, P::kSigBytes};
+}
+
+constexpr Sizes sizes(MlDsaParameterSet set) {
+  switch (set) {
+    case MlDsaParameterSet::ml_dsa_44:
+      return sizes_of<4>();
+    case MlDsaParameterSet::ml_dsa_65:
+      return sizes_of<6>();
+    case MlDsaParameterSet::ml_dsa_87:
+      return sizes_of<8>();
+  }
+  return sizes_of<6>();
+}
+
+// Calls f.template operator()<K>() for the rank of `set`.
+template <class F>
+decltype(auto) dispatch(MlDsaParameterSet set, F&& f) {
+  switch (set) {
+    case MlDsaParameterSet::ml_dsa_44:
+      return f.template operator()<4>();
+    case MlDsaParameterSet::ml_dsa_87:
+      return f.template operator()<8>();
+    case MlDsaParameterSet::ml_dsa_65:
+      break;
+  }
+  return f.template operator()<6>();
+}
+
+}  // namespace
+
+MlDsa::MlDsa(MlDsaParameterSet set) noexcept : set_(set) {}
+
+std::string_view MlDsa::name() const noexcept {
+  switch (set_) {
+    case MlDsaParameterSet::ml_dsa_44:
+      return "ML-DSA-44";
+    case MlDsaParameterSet::ml_dsa_65:
+      return "ML-DSA-65";
+    case MlDsaParameterSet::ml_dsa_87:
+      return "ML-DSA-87";
+  }
+  return "ML-DSA-65";
+}
+
+std::size_t MlDsa::public_key_size() const noexcept {
+  return sizes(set_).pk;
+}
+std::size_t MlDsa::secret_key_size() const noexcept {
+  return sizes(set_).sk;
+}
+std::size_t MlDsa::signature_size() const noexcept {
+  return sizes(set_).sig;
+}
+
+MlDsaKeyPair MlDsa::keygen_internal(ByteView xi) const {
+  require_size(xi, kSeedBytes, "seed xi", name());
+  MlDsaKeyPair kp;
+  kp.public_key.resize(public_key_size());
+  kp.secret_key.resize(secret_key_size());
+  dispatch(set_, [&]<int K>() {
+    mldsa::keygen_internal<K>(kp.public_key.data(), kp.secret_key.data(), xi.data());
+  });
+  return kp;
+}
+
+MlDsaKeyPair MlDsa::keygen() const {
+  Secret<kSeedBytes> xi;
+  random_secret_bytes(xi.span());
+  return keygen_internal(xi.span());
+}
+
+Bytes MlDsa::sign_mu(ByteView secret_key, ByteView mu, ByteView rnd) const {
+  require_size(secret_key, secret_key_size(), "secret key", name());
+  require_size(mu, kCrhBytes, "mu", name());
+  require_size(rnd, kSeedBytes, "rnd", name());
+  Bytes sig(signature_size());
+  const bool ok = dispatch(set_, [&]<int K>() {
+    return mldsa::sign_internal_mu<K>(sig.data(), secret_key.data(), mu.data(), rnd.data());
+  });
+  if (!ok) throw Error(ErrorCode::internal, std::string(name()) + ": signing did not terminate");
+  return sig;
+}
+
+bool MlDsa::verify_mu(ByteView public_key, ByteView mu, ByteView signature) const {
+  require_size(public_key, public_key_size(), "public key", name());
+  require_size(mu, kCrhBytes, "mu", name());
+  if (signature.size() != signature_size()) return false;
+  return dispatch(set_, [&]<int K>() {
+    return mldsa::verify_internal_mu<K>(public_key.data(), mu.data(), signature.data());
+  });
+}
+
+Bytes MlDsa::sign_internal(ByteView secret_key, ByteView m_prime, ByteView rnd) const {
+  require_size(secret_key, secret_key_size(), "secret key", name());
+  std::array<std::uint8_t, kCrhBytes> mu;
+  // tr is stored in sk (Algorithm 7 lines 1 and 6)
+  mldsa::message_representative(mu.data(), secret_key.data() + 2 * kSeedBytes, {}, m_prime);
+  return sign_mu(secret_key, mu, rnd);
+}
+
+bool MlDsa::verify_internal(ByteView public_key, ByteView m_prime, ByteView signature) const {
+  require_size(public_key, public_key_size(), "public key", name());
+  std::array<std::uint8_t, kCrhBytes> tr, mu;
+  mldsa::public_key_hash(tr.data(), public_key);
+  mldsa::message_representative(mu.data(), tr.data(), {}, m_prime);
+  return verify_mu(public_key, mu, signature);
+}
+
+Bytes MlDsa::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const {
+  const ContextPrefix prefix = context_prefix(ctx, name());
+  require_size(secret_key, secret_key_size(), "secret key", name());
+  std::array<std::uint8_t, kCrhBytes> mu;
+  mldsa::message_representative(mu.data(), secret_key.data() + 2 * kSeedBytes, prefix.view(), msg);
+  return sign_mu(secret_key, mu, rnd);
+}
+
+Bytes MlDsa::sign(ByteView secret_key, ByteView msg, ByteView ctx) const {
+  Secret<kSeedBytes> rnd;
+  random_secret_bytes(rnd.span());
+  return sign(secret_key, msg, ctx, rnd.span());
+}
+
+Bytes MlDsa::sign_deterministic(ByteView secret_key, ByteView msg, ByteView ctx) const {
+  const std::array<std::uint8_t, kSeedBytes> zero{};
+  return sign(secret_key, msg, ctx, zero);
+}
+
+bool MlDsa::verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView signature) const {
+  return verify_mu(public_key, message_representative(public_key, msg, ctx), signature);
+}
+
+Bytes MlDsa::message_representative(ByteView public_key, ByteView msg, ByteView ctx) const {
+  const ContextPrefix prefix = context_prefix(ctx, name());
+  require_size(public_key, public_key_size(), "public key", name());
+  std::array<std::uint8_t, kCrhBytes> tr;
+  mldsa::public_key_hash(tr.data(), public_key);
+  Bytes mu(kCrhBytes);
+  mldsa::message_representative(mu.data(), tr.data(), prefix.view(), msg);
+  return mu;
+}
+
+}  // namespace pqot::crypto

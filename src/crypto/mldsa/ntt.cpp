@@ -1,0 +1,92 @@
+// The number-theoretic transform of FIPS 204 section 7.5 (Algorithms 41-42), with Montgomery
+// arithmetic: zeta^BitRev8(m) is stored times 2^32 so that montgomery_reduce() yields the plain
+// product.
+#include <array>
+
+#include "poly.hpp"
+#include "reduce.hpp"
+
+namespace pqot::crypto::mldsa {
+
+namespace {
+
+constexpr int bitrev8(int i) {
+  int r = 0;
+  for (int b = 0; b < 8; ++b) r |= ((i >> b) & 1) << (7 - b);
+  return r;
+}
+
+constexpr std::int64_t pow_mod(std::int64_t base, std::int64_t e) {
+  std::int64_t r = 1;
+  base %= kQ;
+  while (e > 0) {
+    if (e & 1) r = r * base % kQ;
+    base = base * base % kQ;
+    e >>= 1;
+  }
+  return r;
+}
+
+constexpr std::int64_t kMont = (std::int64_t{1} << 32) % kQ;  // 2^32 mod q
+
+// zetas[m] = 2^32 * 1753^BitRev8(m) mod q, centered in (-q/2, q/2] (1753 is the 512th root of
+// unity zeta of section 7.5; Appendix B lists the plain values).
+constexpr std::array<std::int32_t, kN> make_zetas() {
+  std::array<std::int32_t, kN> z{};
+  for (int m = 0; m < kN; ++m) {
+    std::int64_t v = kMont * pow_mod(1753, bitrev8(m)) % kQ;
+    if (v > kQ / 2) v -= kQ;
+    z[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(v);
+  }
+  return z;
+}
+
+constexpr std::array<std::int32_t, kN> kZetas = make_zetas();
+static_assert(pow_mod(1753, 256) == kQ - 1, "1753 is a primitive 512th root of unity mod q");
+static_assert(pow_mod(1753, bitrev8(1)) == 4808194, "Appendix B: zetas[1]");
+
+// 2^64 / 256 mod q: the f = 256^-1 of Algorithm 42 line 21 and the factor 2^32, through one
+// montgomery_reduce.
+constexpr std::int32_t kInvNttScale =
+    static_cast<std::int32_t>(kMont * kMont % kQ * pow_mod(256, kQ - 2) % kQ);
+
+}  // namespace
+
+void ntt(Poly& a) noexcept {
+  auto& w = a.c;
+  std::size_t m = 0;
+  for (std::size_t len = 128; len >= 1; len >>= 1) {
+    for (std::size_t start = 0; start < kN; start += 2 * len) {
+      const std::int64_t z = kZetas[++m];
+      for (std::size_t j = start; j < start + len; ++j) {
+        const std::int32_t t = montgomery_reduce(z * w[j + len]);
+        w[j + len] = w[j] - t;
+        w[j] = w[j] + t;
+      }
+    }
+  }
+}
+
+void invntt_tomont(Poly& a) noexcept {
+  auto& w = a.c;
+  std::size_t m = kN;
+  for (std::size_t len = 1; len < kN; len <<= 1) {
+    for (std::size_t start = 0; start < kN; start += 2 * len) {
+      const std::int64_t z = -static_cast<std::int64_t>(kZetas[--m]);
+      for (std::size_t j = start; j < start + len; ++j) {
+        const std::int32_t t = w[j];
+        w[j] = t + w[j + len];
+        w[j + len] = montgomery_reduce(z * (t - w[j + len]));
+      }
+    }
+  }
+  for (auto& x : w) x = montgomery_reduce(static_cast<std::int64_t>(kInvNttScale) * x);
+}
+
+void poly_pointwise(Poly& r, const Poly& a, const Poly& b) noexcept {
+  for (std::size_t i = 0; i < kN; ++i) {
+    r.c[i] = montgomery_reduce(static_cast<std::int64_t>(a.c[i]) * b.c[i]);
+  }
+}
+
+}  // namespace pqot::crypto::mldsa
