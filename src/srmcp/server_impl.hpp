@@ -18,11 +18,11 @@
 #include <set>
 
 #include "endpoint.hpp"
+#include "pqot/channel/tls.hpp"
 #include "pqot/common/admission.hpp"
 #include "pqot/common/log_limiter.hpp"
 #include "pqot/common/printable.hpp"
 #include "pqot/srmcp/server.hpp"
-#include "pqot/channel/tls.hpp"
 
 namespace pqot::srmcp {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "pqot/srmcp/node.hpp"
 #include "pqot/channel/tls.hpp"
+#include "pqot/srmcp/node.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
