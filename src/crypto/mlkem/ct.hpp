@@ -4,23 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#ifdef PQOT_HAVE_VALGRIND
-#include <valgrind/memcheck.h>
-#endif
+#include "../declassify.hpp"
 
 namespace pqot::crypto::mlkem {
 
-/// Tells valgrind's memcheck that `data` is public although computed from secrets (the matrix
-/// seed rho, the result of the dk hash check). The constant-time test marks secrets undefined;
-/// without this, the legitimate branches on public values would be reported. A no-op otherwise.
-inline void declassify(const void* data, std::size_t size) noexcept {
-#ifdef PQOT_HAVE_VALGRIND
-  VALGRIND_MAKE_MEM_DEFINED(data, size);
-#else
-  (void)data;
-  (void)size;
-#endif
-}
+// What ML-KEM declassifies: the matrix seed rho and the result of the dk hash check.
+using crypto::declassify;
 
 /// Hides a value from the optimiser so that mask arithmetic is not turned back into a branch.
 template <class T>
