@@ -9,7 +9,6 @@
 #include "mldsa/dsa.hpp"
 #include "mldsa/params.hpp"
 #include "pqot/crypto/error.hpp"
-#include "pqot/crypto/random.hpp"
 
 namespace pqot::crypto {
 
@@ -120,10 +119,8 @@ MlDsaKeyPair MlDsa::keygen_internal(ByteView xi) const {
   return kp;
 }
 
-MlDsaKeyPair MlDsa::keygen() const {
-  Secret<kSeedBytes> xi;
-  random_secret_bytes(xi.span());
-  return keygen_internal(xi.span());
+void MlDsa::check_public_key(ByteView public_key) const {
+  require_size(public_key, public_key_size(), "public key", name());
 }
 
 Bytes MlDsa::sign_mu(ByteView secret_key, ByteView mu, ByteView rnd) const {
@@ -169,17 +166,6 @@ Bytes MlDsa::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd)
   std::array<std::uint8_t, kCrhBytes> mu;
   mldsa::message_representative(mu.data(), secret_key.data() + 2 * kSeedBytes, prefix.view(), msg);
   return sign_mu(secret_key, mu, rnd);
-}
-
-Bytes MlDsa::sign(ByteView secret_key, ByteView msg, ByteView ctx) const {
-  Secret<kSeedBytes> rnd;
-  random_secret_bytes(rnd.span());
-  return sign(secret_key, msg, ctx, rnd.span());
-}
-
-Bytes MlDsa::sign_deterministic(ByteView secret_key, ByteView msg, ByteView ctx) const {
-  const std::array<std::uint8_t, kSeedBytes> zero{};
-  return sign(secret_key, msg, ctx, zero);
 }
 
 bool MlDsa::verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView signature) const {

@@ -6,16 +6,15 @@
 
 #include "pqot/crypto/bytes.hpp"
 #include "pqot/crypto/secure.hpp"
+#include "pqot/crypto/signature.hpp"
 
 namespace pqot::crypto {
 
 /// The value is the rank k of the matrix A.
 enum class MlDsaParameterSet { ml_dsa_44 = 4, ml_dsa_65 = 6, ml_dsa_87 = 8 };
 
-struct MlDsaKeyPair {
-  Bytes public_key;        ///< pkEncode (FIPS 204 Algorithm 22)
-  SecretBytes secret_key;  ///< skEncode (Algorithm 24)
-};
+/// public_key: pkEncode (FIPS 204 Algorithm 22); secret_key: skEncode (Algorithm 24).
+using MlDsaKeyPair = SignatureKeyPair;
 
 /// ML-DSA of one parameter set: the pure-mode ML-DSA.Sign / ML-DSA.Verify (Algorithms 2-3) over
 /// the deterministic internal functions of section 6 (Algorithms 6-8). HashML-DSA is not offered.
@@ -23,8 +22,11 @@ struct MlDsaKeyPair {
 /// Errors: wrong-size keys, seeds, rnd or mu, and contexts over 255 bytes throw
 /// pqot::crypto::Error (invalid_length, or invalid_argument for the context). verify() returns
 /// false for every signature that does not verify, including one of the wrong length.
-class MlDsa {
+class MlDsa final : public Signature {
  public:
+  using Signature::keygen;
+  using Signature::sign;
+
   static constexpr std::size_t kSeedSize = 32;         ///< xi
   static constexpr std::size_t kRndSize = 32;          ///< rnd of Algorithm 7
   static constexpr std::size_t kMuSize = 64;           ///< the message representative mu
@@ -32,26 +34,31 @@ class MlDsa {
 
   explicit MlDsa(MlDsaParameterSet set) noexcept;
 
-  std::string_view name() const noexcept;  ///< "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"
-  std::size_t public_key_size() const noexcept;
-  std::size_t secret_key_size() const noexcept;
-  std::size_t signature_size() const noexcept;
+  std::string_view name() const noexcept override;  ///< "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"
+  std::size_t public_key_size() const noexcept override;
+  std::size_t secret_key_size() const noexcept override;
+  std::size_t signature_size() const noexcept override;
+  std::size_t seed_size() const noexcept override { return kSeedSize; }
+  std::size_t rnd_size() const noexcept override { return kRndSize; }
+  std::size_t max_context_size() const noexcept override { return kMaxContextSize; }
   MlDsaParameterSet parameter_set() const noexcept { return set_; }
 
   /// Algorithm 6, ML-DSA.KeyGen_internal(xi); xi is 32 bytes.
   MlDsaKeyPair keygen_internal(ByteView xi) const;
-  /// Algorithm 1, ML-DSA.KeyGen: xi from the system's random source.
-  MlDsaKeyPair keygen() const;
+  /// The same as keygen_internal(seed); keygen() (Algorithm 1, ML-DSA.KeyGen) draws xi from the
+  /// system's random source.
+  SignatureKeyPair keygen(ByteView seed) const override { return keygen_internal(seed); }
 
   /// Algorithm 2, ML-DSA.Sign, with M' = 0 || |ctx| || ctx || msg and the given 32-byte rnd
   /// (all zero: the deterministic variant).
-  Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const;
-  /// Algorithm 2, hedged: rnd from the system's random source.
-  Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx = {}) const;
-  /// Algorithm 2, deterministic variant (rnd = 32 zero bytes).
-  Bytes sign_deterministic(ByteView secret_key, ByteView msg, ByteView ctx = {}) const;
+  /// sign(sk, msg, ctx) is the hedged variant (rnd from the system's random source),
+  /// sign_deterministic(sk, msg, ctx) the deterministic one (rnd = 32 zero bytes).
+  Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const override;
   /// Algorithm 3, ML-DSA.Verify.
-  bool verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView signature) const;
+  bool verify(ByteView public_key, ByteView msg, ByteView ctx,
+              ByteView signature) const override;
+  /// Only the length: every pkEncode of the right length decodes (t1 takes all 10-bit values).
+  void check_public_key(ByteView public_key) const override;
 
   /// Algorithm 7, ML-DSA.Sign_internal(sk, M', rnd), M' as bytes.
   Bytes sign_internal(ByteView secret_key, ByteView m_prime, ByteView rnd) const;

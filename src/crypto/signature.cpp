@@ -1,0 +1,60 @@
+// The signature registry and the entry points shared by every Signature.
+#include "pqot/crypto/signature.hpp"
+
+#include <array>
+#include <string>
+
+#include "pqot/crypto/error.hpp"
+#include "pqot/crypto/mldsa.hpp"
+#include "pqot/crypto/random.hpp"
+
+namespace pqot::crypto {
+
+SignatureKeyPair Signature::keygen() const {
+  if (seed_size() == 0) {
+    throw Error(ErrorCode::internal, std::string(name()) + " must override keygen()");
+  }
+  SecretBytes seed(seed_size());
+  random_secret_bytes(seed);
+  return keygen(seed);
+}
+
+Bytes Signature::sign(ByteView secret_key, ByteView msg, ByteView ctx) const {
+  SecretBytes rnd(rnd_size());
+  random_secret_bytes(rnd);
+  return sign(secret_key, msg, ctx, rnd);
+}
+
+Bytes Signature::sign_deterministic(ByteView secret_key, ByteView msg, ByteView ctx) const {
+  if (!has_deterministic_signing()) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name()) + " has no deterministic signing (its randomness is drawn "
+                                      "inside the library)");
+  }
+  const Bytes zero(rnd_size(), 0);
+  return sign(secret_key, msg, ctx, zero);
+}
+
+namespace {
+constexpr std::array<std::string_view, 3> kNames = {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"};
+constexpr std::array<std::string_view, 3> kDefaultNames = {"ML-DSA-65", "ML-DSA-44",
+                                                           "ML-DSA-87"};
+}  // namespace
+
+std::span<const std::string_view> signature_names() noexcept { return kNames; }
+std::span<const std::string_view> default_signature_names() noexcept { return kDefaultNames; }
+
+const Signature& signature_by_name(std::string_view name) {
+  static const MlDsa ml_dsa_44(MlDsaParameterSet::ml_dsa_44);
+  static const MlDsa ml_dsa_65(MlDsaParameterSet::ml_dsa_65);
+  static const MlDsa ml_dsa_87(MlDsaParameterSet::ml_dsa_87);
+  if (name == "ML-DSA-44") return ml_dsa_44;
+  if (name == "ML-DSA-65") return ml_dsa_65;
+  if (name == "ML-DSA-87") return ml_dsa_87;
+  std::string known;
+  for (auto n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw Error(ErrorCode::unknown_algorithm,
+              "unknown signature algorithm '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace pqot::crypto
