@@ -4,6 +4,7 @@
 #include <openssl/hmac.h>
 
 #include <memory>
+#include <string>
 
 #include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
@@ -21,6 +22,25 @@ const EVP_MD* sha256_md() {
   return md;
 }
 
+const EVP_MD* sha512_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA512", nullptr);
+  if (md == nullptr) throw Error(ErrorCode::internal, "OpenSSL has no SHA-512");
+  return md;
+}
+
+template <class Digest>
+Digest digest(const EVP_MD* md, std::initializer_list<ByteView> parts, const char* what) {
+  MdCtx ctx(EVP_MD_CTX_new());
+  if (!ctx) throw Error(ErrorCode::internal, "out of memory");
+  ossl::check(EVP_DigestInit_ex2(ctx.get(), md, nullptr), what);
+  for (ByteView p : parts) ossl::check(EVP_DigestUpdate(ctx.get(), p.data(), p.size()), what);
+  Digest out{};
+  unsigned int n = 0;
+  ossl::check(EVP_DigestFinal_ex(ctx.get(), out.data(), &n), what);
+  if (n != out.size()) throw Error(ErrorCode::internal, std::string(what) + ": wrong digest size");
+  return out;
+}
+
 EVP_MAC* hmac_mac() {
   static EVP_MAC* mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
   if (mac == nullptr) throw Error(ErrorCode::internal, "OpenSSL has no HMAC");
@@ -34,15 +54,10 @@ using ossl::check;
 Sha256Digest sha256(ByteView data) { return sha256({data}); }
 
 Sha256Digest sha256(std::initializer_list<ByteView> parts) {
-  MdCtx ctx(EVP_MD_CTX_new());
-  if (!ctx) throw Error(ErrorCode::internal, "out of memory");
-  check(EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr), "SHA-256 init");
-  for (ByteView p : parts) check(EVP_DigestUpdate(ctx.get(), p.data(), p.size()), "SHA-256 update");
-  Sha256Digest out{};
-  unsigned int n = 0;
-  check(EVP_DigestFinal_ex(ctx.get(), out.data(), &n), "SHA-256 final");
-  return out;
+  return digest<Sha256Digest>(sha256_md(), parts, "SHA-256");
 }
+
+Sha512Digest sha512(ByteView data) { return digest<Sha512Digest>(sha512_md(), {data}, "SHA-512"); }
 
 Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts) {
   MacCtx ctx(EVP_MAC_CTX_new(hmac_mac()));

@@ -4,7 +4,9 @@
 #include <array>
 #include <string>
 
+#include "pqot/crypto/ed25519.hpp"
 #include "pqot/crypto/error.hpp"
+#include "pqot/crypto/hybrid_signature.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "pqot/crypto/random.hpp"
 
@@ -36,9 +38,12 @@ Bytes Signature::sign_deterministic(ByteView secret_key, ByteView msg, ByteView 
 }
 
 namespace {
-constexpr std::array<std::string_view, 3> kNames = {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"};
-constexpr std::array<std::string_view, 3> kDefaultNames = {"ML-DSA-65", "ML-DSA-44",
-                                                           "ML-DSA-87"};
+constexpr std::array<std::string_view, 5> kNames = {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
+                                                    "Ed25519", "ML-DSA-65+Ed25519"};
+// Only post-quantum choices are offered by default: Ed25519 alone is there by name, for comparison
+// and for the hybrid, and RSA only for the original SRUP.
+constexpr std::array<std::string_view, 4> kDefaultNames = {"ML-DSA-65", "ML-DSA-65+Ed25519",
+                                                           "ML-DSA-44", "ML-DSA-87"};
 }  // namespace
 
 std::span<const std::string_view> signature_names() noexcept { return kNames; }
@@ -48,9 +53,13 @@ const Signature& signature_by_name(std::string_view name) {
   static const MlDsa ml_dsa_44(MlDsaParameterSet::ml_dsa_44);
   static const MlDsa ml_dsa_65(MlDsaParameterSet::ml_dsa_65);
   static const MlDsa ml_dsa_87(MlDsaParameterSet::ml_dsa_87);
+  static const Ed25519 ed25519;
+  static const MlDsa65Ed25519 ml_dsa_65_ed25519;
   if (name == "ML-DSA-44") return ml_dsa_44;
   if (name == "ML-DSA-65") return ml_dsa_65;
   if (name == "ML-DSA-87") return ml_dsa_87;
+  if (name == "Ed25519") return ed25519;
+  if (name == "ML-DSA-65+Ed25519") return ml_dsa_65_ed25519;
   std::string known;
   for (auto n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
   throw Error(ErrorCode::unknown_algorithm,

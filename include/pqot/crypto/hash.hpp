@@ -1,4 +1,5 @@
-// SHA-256 and HMAC-SHA-256 over OpenSSL (transcript hashes, link-binding proofs).
+// SHA-256, SHA-512 and HMAC-SHA-256 over OpenSSL (transcript hashes, link-binding proofs, the
+// hybrid signature's message digest).
 #pragma once
 
 #include <array>
@@ -10,10 +11,12 @@
 namespace pqot::crypto {
 
 using Sha256Digest = std::array<std::uint8_t, 32>;
+using Sha512Digest = std::array<std::uint8_t, 64>;
 
 Sha256Digest sha256(ByteView data);
 /// SHA-256 over the concatenation of `parts`, without copying them together.
 Sha256Digest sha256(std::initializer_list<ByteView> parts);
+Sha512Digest sha512(ByteView data);
 /// HMAC-SHA-256(key, concatenation of parts).
 Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts);
 inline Sha256Digest hmac_sha256(ByteView key, std::initializer_list<ByteView> parts) {
