@@ -1,7 +1,8 @@
 // Shared helpers of the `pqot` command line: argument decoding and the error convention.
 //
 // Convention (docs/cli.md): bad input prints one line "pqot: error: ..." on stderr, nothing on
-// stdout, and exits with code 2; an internal failure exits with code 1.
+// stdout, and exits with code 2; an internal failure exits with code 3 (1 is `pqot sig verify`'s
+// "invalid").
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -25,6 +26,9 @@ crypto::Bytes read_hex_arg(std::string_view value, std::string_view what);
 
 void add_kem_commands(CLI::App& app);
 void add_pki_commands(CLI::App& app);
+void add_sig_commands(CLI::App& app);
 void add_bench_commands(CLI::App& app);
+/// `pqot bench sig`, under the `bench` command.
+void add_bench_sig_command(CLI::App& bench);
 
 }  // namespace pqot::app

@@ -1,0 +1,121 @@
+#include "key_args.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cli_common.hpp"
+#include "pqot/crypto/error.hpp"
+#include "pqot/crypto/key_file.hpp"
+
+namespace pqot::app {
+
+namespace {
+
+constexpr std::string_view kPemStart = "-----BEGIN";
+
+// The content of @file when it is a PEM document; nothing otherwise (hex, handled by
+// read_hex_arg). Wiped on release, since it may be a private key.
+crypto::SecretBytes pem_file_content(std::string_view value, std::string_view what) {
+  if (value.empty() || value.front() != '@') return {};
+  const std::string path(value.substr(1));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(std::string(what) + ": cannot read file '" + path + "'");
+  crypto::SecretBytes content;
+  char c;
+  while (in.get(c)) {
+    if (content.size() >= crypto::kMaxKeyFileSize) {
+      throw UsageError(std::string(what) + ": file '" + path + "' is larger than any key file");
+    }
+    content.push_back(static_cast<std::uint8_t>(c));
+  }
+  std::size_t start = 0;
+  while (start < content.size() && std::isspace(content[start])) ++start;
+  const std::string_view text(reinterpret_cast<const char*>(content.data()) + start,
+                              content.size() - start);
+  if (text.substr(0, kPemStart.size()) != kPemStart) return {};
+  return content;
+}
+
+// A key file of the wrong algorithm or shape is the user's mistake: exit 2 with the file named.
+template <class F>
+auto decoding(std::string_view what, F&& f) {
+  try {
+    return f();
+  } catch (const crypto::Error& e) {
+    if (e.code() == crypto::ErrorCode::internal) throw;
+    throw UsageError(std::string(what) + ": " + e.what());
+  }
+}
+
+void write_exclusive(const std::string& path, std::string_view text, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) {
+    const int err = errno;
+    throw UsageError("--out-dir: cannot create '" + path + "': " + std::strerror(err));
+  }
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(path.c_str());
+      throw std::runtime_error("writing '" + path + "': " + std::strerror(err));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    throw std::runtime_error("writing '" + path + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace
+
+crypto::Bytes read_public_key_arg(const crypto::Signature& alg, std::string_view value,
+                                  std::string_view what) {
+  const crypto::SecretBytes pem = pem_file_content(value, what);
+  if (pem.empty()) return read_hex_arg(value, what);
+  return decoding(what, [&] { return crypto::decode_public_key(pem, &alg).public_key; });
+}
+
+crypto::SecretBytes read_secret_key_arg(const crypto::Signature& alg, std::string_view value,
+                                        std::string_view what) {
+  const crypto::SecretBytes pem = pem_file_content(value, what);
+  if (pem.empty()) {
+    crypto::Bytes hex = read_hex_arg(value, what);
+    crypto::SecretBytes sk(hex.begin(), hex.end());
+    crypto::secure_wipe(hex);
+    return sk;
+  }
+  return decoding(what, [&] {
+    return std::move(crypto::decode_private_key(pem, &alg).keys.secret_key);
+  });
+}
+
+KeyFiles write_key_files(const std::string& dir, const crypto::Signature& alg,
+                         const crypto::SignatureKeyPair& keys, crypto::ByteView seed) {
+  const crypto::ByteView material =
+      alg.seed_size() > 0 ? seed : crypto::ByteView(keys.secret_key);
+  const crypto::SecretString private_pem = crypto::encode_private_key_pem(alg, material);
+  const std::string public_pem = crypto::encode_public_key_pem(alg, keys.public_key);
+  KeyFiles files{dir + "/public.pem", dir + "/private.pem"};
+  // The private key first: if it cannot be written, no orphan public key is left behind.
+  write_exclusive(files.private_key, private_pem, 0600);
+  try {
+    write_exclusive(files.public_key, public_pem, 0644);
+  } catch (...) {
+    ::unlink(files.private_key.c_str());
+    throw;
+  }
+  return files;
+}
+
+}  // namespace pqot::app
