@@ -8,6 +8,7 @@
 #include <map>
 
 #include "../support/child_process.hpp"
+#include "../support/cli_fields.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/usage_error.hpp"
 #include "pqot/crypto/kem.hpp"
@@ -21,18 +22,7 @@ namespace crypto = pqot::crypto;
 
 ProcessResult pqot_cli(std::vector<std::string> args) { return run_process(PQOT_BIN, args); }
 
-std::map<std::string, std::string> fields(const std::string& out) {
-  std::map<std::string, std::string> f;
-  std::size_t start = 0;
-  while (start < out.size()) {
-    const std::size_t end = out.find('\n', start);
-    const std::string line = out.substr(start, end - start);
-    const std::size_t eq = line.find('=');
-    if (eq != std::string::npos) f[line.substr(0, eq)] = line.substr(eq + 1);
-    start = end == std::string::npos ? out.size() : end + 1;
-  }
-  return f;
-}
+std::map<std::string, std::string> fields(const std::string& out) { return pqot::test::cli_fields(out); }
 
 std::string seed_hex(std::size_t n, std::uint8_t fill) { return crypto::to_hex(crypto::Bytes(n, fill)); }
 
