@@ -7,6 +7,7 @@
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "pqot/crypto/random.hpp"
+#include "pqot/crypto/rsa.hpp"
 
 namespace pqot::crypto {
 
@@ -36,7 +37,11 @@ Bytes Signature::sign_deterministic(ByteView secret_key, ByteView msg, ByteView 
 }
 
 namespace {
-constexpr std::array<std::string_view, 3> kNames = {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87"};
+constexpr std::array<std::string_view, 9> kNames = {
+    "ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
+    // legacy (RSA), last and never in kDefaultNames
+    "RSA-2048-PKCS1", "RSA-2048-PSS", "RSA-3072-PKCS1", "RSA-3072-PSS", "RSA-7680-PKCS1",
+    "RSA-7680-PSS"};
 constexpr std::array<std::string_view, 3> kDefaultNames = {"ML-DSA-65", "ML-DSA-44",
                                                            "ML-DSA-87"};
 }  // namespace
@@ -51,6 +56,16 @@ const Signature& signature_by_name(std::string_view name) {
   if (name == "ML-DSA-44") return ml_dsa_44;
   if (name == "ML-DSA-65") return ml_dsa_65;
   if (name == "ML-DSA-87") return ml_dsa_87;
+  static const RsaSignature rsa[] = {
+      {RsaModulus::rsa_2048, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_2048, RsaSignaturePadding::pss},
+      {RsaModulus::rsa_3072, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_3072, RsaSignaturePadding::pss},
+      {RsaModulus::rsa_7680, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_7680, RsaSignaturePadding::pss}};
+  for (const RsaSignature& s : rsa) {
+    if (s.name() == name) return s;
+  }
   std::string known;
   for (auto n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
   throw Error(ErrorCode::unknown_algorithm,
