@@ -4,6 +4,7 @@
 #include "pqot/crypto/rsa.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/err.h>
 
 #include <algorithm>
 #include <string>
@@ -164,7 +165,9 @@ TEST_P(RsaSignature2048, TamperedSignaturesAndMessagesFail) {
   // Representatives not below n (section 5.2.2 step 1): n itself is below 0xff..ff.
   EXPECT_FALSE(rsa.verify(kp.public_key, msg, {}, Bytes(sig.size(), 0xff)));
   EXPECT_FALSE(rsa.verify(kp.public_key, msg, {}, Bytes(sig.size(), 0x00)));
-  // A failed verify leaves nothing behind: the next good one still succeeds.
+  // A failed verify leaves nothing behind: OpenSSL's error queue of this thread is empty (a stale
+  // entry would be blamed on the next unrelated failure) and the next good one still succeeds.
+  EXPECT_EQ(ERR_peek_error(), 0ul);
   EXPECT_TRUE(rsa.verify(kp.public_key, msg, {}, sig));
 }
 
@@ -237,6 +240,7 @@ TEST_P(RsaSignature2048, MalformedKeysRefused) {
   for (const Bytes& bad : bad_secret) {
     EXPECT_EQ(error_of([&] { (void)rsa.sign(bad, msg); }), ErrorCode::invalid_key);
   }
+  EXPECT_EQ(ERR_peek_error(), 0ul) << "a refused key left OpenSSL errors queued";
 }
 
 TEST_P(RsaSignature2048, OtherPaddingDoesNotVerify) {
@@ -341,6 +345,7 @@ TEST(RsaOaep, GarbageCiphertextGivesNullopt) {
   EXPECT_FALSE(oaep.decrypt(kp.secret_key, Bytes(ct.size(), 0xff)).has_value());  // not below n
   EXPECT_FALSE(oaep.decrypt(kp.secret_key, Bytes(ct.size(), 0x00)).has_value());
   // Still works afterwards: no failure left anything behind.
+  EXPECT_EQ(ERR_peek_error(), 0ul);
   EXPECT_TRUE(oaep.decrypt(kp.secret_key, ct).has_value());
 }
 
