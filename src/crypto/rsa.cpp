@@ -1,5 +1,7 @@
 // RSASSA-PKCS1-v1_5 and RSASSA-PSS with SHA-256 (RFC 8017 sections 8.1, 8.2) over OpenSSL's
 // EVP_DigestSign / EVP_DigestVerify; keys are imported and checked by rsa_key.cpp.
+#include "pqot/crypto/rsa.hpp"
+
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
@@ -8,7 +10,6 @@
 
 #include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
-#include "pqot/crypto/rsa.hpp"
 #include "rsa_key.hpp"
 
 namespace pqot::crypto {
@@ -21,9 +22,8 @@ constexpr int kPssSaltLength = 32;  // = hLen of SHA-256, the usual choice (RFC 
 
 void require_empty_context(ByteView ctx, std::string_view alg) {
   if (!ctx.empty()) {
-    throw Error(ErrorCode::invalid_argument,
-                std::string(alg) + " takes no context (got " + std::to_string(ctx.size()) +
-                    " bytes)");
+    throw Error(ErrorCode::invalid_argument, std::string(alg) + " takes no context (got " +
+                                                 std::to_string(ctx.size()) + " bytes)");
   }
 }
 
@@ -75,23 +75,23 @@ SignatureKeyPair RsaSignature::keygen() const {
 Bytes RsaSignature::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const {
   require_empty_context(ctx, name());
   if (!rnd.empty()) {
-    throw Error(ErrorCode::invalid_length,
-                std::string(name()) + " takes no rnd (got " + std::to_string(rnd.size()) +
-                    " bytes); PSS salts come from OpenSSL's generator");
+    throw Error(ErrorCode::invalid_length, std::string(name()) + " takes no rnd (got " +
+                                               std::to_string(rnd.size()) +
+                                               " bytes); PSS salts come from OpenSSL's generator");
   }
   const rsa::Pkey key = rsa::import_secret_key(secret_key, modulus_, name());
   const MdCtx md(EVP_MD_CTX_new());
   if (!md) ossl::throw_error("EVP_MD_CTX_new");
   EVP_PKEY_CTX* pctx = nullptr;  // owned by md
-  ossl::check(EVP_DigestSignInit_ex(md.get(), &pctx, "SHA256", nullptr, nullptr, key.get(),
-                                    nullptr),
-              "EVP_DigestSignInit_ex");
+  ossl::check(
+      EVP_DigestSignInit_ex(md.get(), &pctx, "SHA256", nullptr, nullptr, key.get(), nullptr),
+      "EVP_DigestSignInit_ex");
   set_padding(pctx, padding_);
   Bytes sig(signature_size());
   std::size_t len = sig.size();
-  ossl::check(EVP_DigestSign(md.get(), sig.data(), &len, msg.data(), msg.size()),
-              "EVP_DigestSign");
-  if (len != sig.size()) throw Error(ErrorCode::internal, std::string(name()) + ": short signature");
+  ossl::check(EVP_DigestSign(md.get(), sig.data(), &len, msg.data(), msg.size()), "EVP_DigestSign");
+  if (len != sig.size())
+    throw Error(ErrorCode::internal, std::string(name()) + ": short signature");
   return sig;
 }
 
@@ -104,9 +104,9 @@ bool RsaSignature::verify(ByteView public_key, ByteView msg, ByteView ctx,
   const MdCtx md(EVP_MD_CTX_new());
   if (!md) ossl::throw_error("EVP_MD_CTX_new");
   EVP_PKEY_CTX* pctx = nullptr;
-  ossl::check(EVP_DigestVerifyInit_ex(md.get(), &pctx, "SHA256", nullptr, nullptr, key.get(),
-                                      nullptr),
-              "EVP_DigestVerifyInit_ex");
+  ossl::check(
+      EVP_DigestVerifyInit_ex(md.get(), &pctx, "SHA256", nullptr, nullptr, key.get(), nullptr),
+      "EVP_DigestVerifyInit_ex");
   set_padding(pctx, padding_);
   const int rc =
       EVP_DigestVerify(md.get(), signature.data(), signature.size(), msg.data(), msg.size());

@@ -39,7 +39,8 @@ constexpr std::size_t spki_size(std::size_t modulus_bytes) {
 static_assert(spki_size(256) == 294);  // the 2048-bit keys of Wycheproof: 30 82 01 22 ...
 
 [[noreturn]] void refuse(std::string_view alg, const std::string& why) {
-  ERR_clear_error();  // the refusal says what is wrong; OpenSSL's queue must not leak to the next call
+  ERR_clear_error();  // the refusal says what is wrong; OpenSSL's queue must not leak to the next
+                      // call
   throw Error(ErrorCode::invalid_key, std::string(alg) + ": " + why);
 }
 

@@ -78,10 +78,9 @@ Bytes RsaOaep::encrypt(ByteView public_key, ByteView plaintext, ByteView label) 
   const rsa::Pkey key = rsa::import_public_key(public_key, modulus_, name());
   // Step 1b: "message too long".
   if (plaintext.size() > max_plaintext_size()) {
-    throw Error(ErrorCode::invalid_length,
-                std::string(name()) + ": plaintext must be at most " +
-                    std::to_string(max_plaintext_size()) + " bytes, got " +
-                    std::to_string(plaintext.size()));
+    throw Error(ErrorCode::invalid_length, std::string(name()) + ": plaintext must be at most " +
+                                               std::to_string(max_plaintext_size()) +
+                                               " bytes, got " + std::to_string(plaintext.size()));
   }
   const rsa::PkeyCtx ctx = context_for(key);
   ossl::check(EVP_PKEY_encrypt_init(ctx.get()), "EVP_PKEY_encrypt_init");
@@ -90,7 +89,8 @@ Bytes RsaOaep::encrypt(ByteView public_key, ByteView plaintext, ByteView label) 
   std::size_t len = ct.size();
   ossl::check(EVP_PKEY_encrypt(ctx.get(), ct.data(), &len, plaintext.data(), plaintext.size()),
               "EVP_PKEY_encrypt");
-  if (len != ct.size()) throw Error(ErrorCode::internal, std::string(name()) + ": short ciphertext");
+  if (len != ct.size())
+    throw Error(ErrorCode::internal, std::string(name()) + ": short ciphertext");
   return ct;
 }
 

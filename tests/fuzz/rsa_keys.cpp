@@ -16,9 +16,9 @@ using namespace pqot::crypto;
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kSignatures = {
-    "RSA-2048-PKCS1", "RSA-3072-PKCS1", "RSA-7680-PKCS1",
-    "RSA-2048-PSS",   "RSA-3072-PSS",   "RSA-7680-PSS"};
+constexpr std::array<std::string_view, 6> kSignatures = {"RSA-2048-PKCS1", "RSA-3072-PKCS1",
+                                                         "RSA-7680-PKCS1", "RSA-2048-PSS",
+                                                         "RSA-3072-PSS",   "RSA-7680-PSS"};
 constexpr std::uint8_t kMessage[] = {'f', 'u', 'z', 'z'};
 
 // A 2048-bit key with a PKCS#1 v1.5 signature and an OAEP ciphertext of kMessage.

@@ -53,8 +53,8 @@ TEST(Ed25519Wycheproof, Verify) {
     const bool refused_key = key_refused(ed, pk);
     for (const auto& t : group.at("tests")) {
       ++run;
-      SCOPED_TRACE("tcId " + std::to_string(t.at("tcId").get<int>()) + " " +
-                   t.at("flags").dump() + " (" + t.value("comment", "") + ")");
+      SCOPED_TRACE("tcId " + std::to_string(t.at("tcId").get<int>()) + " " + t.at("flags").dump() +
+                   " (" + t.value("comment", "") + ")");
       const std::string result = t.at("result");
       bool accepted = false;
       try {

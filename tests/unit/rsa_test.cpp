@@ -84,7 +84,7 @@ const Bytes kE65537 = {0x01, 0x00, 0x01};
 // ---- the registry and the sizes -----------------------------------------------------------------
 
 TEST(Rsa, RegistryHasSixLegacySuitesLastAndNoneByDefault) {
-  const std::string names[] = {"RSA-2048-PKCS1", "RSA-2048-PSS", "RSA-3072-PKCS1",
+  const std::string names[] = {"RSA-2048-PKCS1", "RSA-2048-PSS",   "RSA-3072-PKCS1",
                                "RSA-3072-PSS",   "RSA-7680-PKCS1", "RSA-7680-PSS"};
   const auto all = signature_names();
   ASSERT_GE(all.size(), 6u);
@@ -213,15 +213,16 @@ TEST_P(RsaSignature2048, MalformedKeysRefused) {
   const Bytes sig = rsa.sign(kp.secret_key, msg);
   const Bytes bad_public[] = {
       {},
-      Bytes(pk.begin(), pk.end() - 1),  // truncated
-      cat(pk, {0x00}),                  // trailing byte
-      sk,                               // a secret key where the public key belongs
+      Bytes(pk.begin(), pk.end() - 1),            // truncated
+      cat(pk, {0x00}),                            // trailing byte
+      sk,                                         // a secret key where the public key belongs
       spki(cat({0x00}, modulus(2048)), kE65537),  // INTEGER with a superfluous leading zero
       spki(modulus(2048), {0x01}),                // e = 1
       spki(modulus(2048), {0x02}),                // e even
       spki(modulus(2048), {0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01}),  // 65 bits
       // Ed25519 SPKI (RFC 8410): a well-formed key of another algorithm.
-      from_hex("302a300506032b65700321007d4d0e7f6153a69b6242b522abbee685fda4420f8834b108c3bdae369ef549fa"),
+      from_hex("302a300506032b65700321007d4d0e7f6153a69b6242b522abbee685fda4420f8834b108c3bdae369ef"
+               "549fa"),
   };
   for (const Bytes& bad : bad_public) {
     SCOPED_TRACE(to_hex(Bytes(bad.begin(), bad.begin() + std::min<std::size_t>(bad.size(), 16))));

@@ -10,8 +10,8 @@
 
 #include <iostream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "pqot/crypto/error.hpp"
@@ -72,8 +72,8 @@ Tally for_each_test(const std::string& name, F&& check) {
   int run = 0;
   for (const auto& group : file.at("testGroups")) {
     for (const auto& t : group.at("tests")) {
-      SCOPED_TRACE("tcId " + std::to_string(t.at("tcId").get<int>()) + " " +
-                   t.at("flags").dump() + " (" + t.value("comment", "") + ")");
+      SCOPED_TRACE("tcId " + std::to_string(t.at("tcId").get<int>()) + " " + t.at("flags").dump() +
+                   " (" + t.value("comment", "") + ")");
       const bool accepted = check(group, t);
       const std::string result = t.at("result");
       if (result == "valid") {
@@ -105,8 +105,8 @@ bool verify_test(const RsaSignature& rsa, const json& group, const json& t) {
 TEST(RsaWycheproof, Pkcs1v15Sha256Verify) {
   const RsaSignature rsa(RsaModulus::rsa_2048, RsaSignaturePadding::pkcs1_v1_5);
   int acceptable = 0;
-  const Tally tally = for_each_test(
-      "rsa_signature_2048_sha256_test.json", [&](const json& group, const json& t) {
+  const Tally tally =
+      for_each_test("rsa_signature_2048_sha256_test.json", [&](const json& group, const json& t) {
         const bool accepted = verify_test(rsa, group, t);
         if (t.at("result") == "acceptable") {
           // See the top of this file: the one acceptable vector is the missing-NULL DigestInfo,
@@ -124,8 +124,8 @@ TEST(RsaWycheproof, Pkcs1v15Sha256Verify) {
 
 TEST(RsaWycheproof, PssSha256Mgf1Salt32Verify) {
   const RsaSignature rsa(RsaModulus::rsa_2048, RsaSignaturePadding::pss);
-  const Tally tally = for_each_test(
-      "rsa_pss_2048_sha256_mgf1_32_test.json", [&](const json& group, const json& t) {
+  const Tally tally =
+      for_each_test("rsa_pss_2048_sha256_mgf1_32_test.json", [&](const json& group, const json& t) {
         EXPECT_EQ(group.at("mgf"), "MGF1");
         EXPECT_EQ(group.at("mgfSha"), "SHA-256");
         EXPECT_EQ(group.at("sLen").get<int>(), 32);

@@ -74,8 +74,7 @@ class RsaSignature final : public Signature {
   Bytes sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const override;
   /// RSASSA-PKCS1-V1_5-VERIFY (8.2.2, by re-encoding and comparing) or RSASSA-PSS-VERIFY (8.1.2,
   /// salt of exactly 32 bytes). False for every signature that does not verify, of any length.
-  bool verify(ByteView public_key, ByteView msg, ByteView ctx,
-              ByteView signature) const override;
+  bool verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView signature) const override;
   void check_public_key(ByteView public_key) const override;
 
  private:
