@@ -7,12 +7,19 @@
 #include <openssl/err.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/random.hpp"
 
 namespace pqot::crypto {
+
+// For gtest's parameter names (found by argument-dependent lookup, so outside the anonymous one).
+void PrintTo(RsaSignaturePadding padding, std::ostream* os) {
+  *os << (padding == RsaSignaturePadding::pss ? "PSS" : "PKCS#1 v1.5");
+}
+
 namespace {
 
 static_assert(std::is_same_v<decltype(RsaKeyPair::secret_key), SecretBytes>,
