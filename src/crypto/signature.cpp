@@ -9,6 +9,7 @@
 #include "pqot/crypto/hybrid_signature.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "pqot/crypto/random.hpp"
+#include "pqot/crypto/rsa.hpp"
 
 namespace pqot::crypto {
 
@@ -38,8 +39,11 @@ Bytes Signature::sign_deterministic(ByteView secret_key, ByteView msg, ByteView 
 }
 
 namespace {
-constexpr std::array<std::string_view, 5> kNames = {"ML-DSA-44", "ML-DSA-65", "ML-DSA-87",
-                                                    "Ed25519", "ML-DSA-65+Ed25519"};
+constexpr std::array<std::string_view, 11> kNames = {
+    "ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519", "ML-DSA-65+Ed25519",
+    // legacy (RSA), last and never in kDefaultNames
+    "RSA-2048-PKCS1", "RSA-2048-PSS", "RSA-3072-PKCS1", "RSA-3072-PSS", "RSA-7680-PKCS1",
+    "RSA-7680-PSS"};
 // Only post-quantum choices are offered by default: Ed25519 alone is there by name, for comparison
 // and for the hybrid, and RSA only for the original SRUP.
 constexpr std::array<std::string_view, 4> kDefaultNames = {"ML-DSA-65", "ML-DSA-65+Ed25519",
@@ -60,6 +64,16 @@ const Signature& signature_by_name(std::string_view name) {
   if (name == "ML-DSA-87") return ml_dsa_87;
   if (name == "Ed25519") return ed25519;
   if (name == "ML-DSA-65+Ed25519") return ml_dsa_65_ed25519;
+  static const RsaSignature rsa[] = {
+      {RsaModulus::rsa_2048, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_2048, RsaSignaturePadding::pss},
+      {RsaModulus::rsa_3072, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_3072, RsaSignaturePadding::pss},
+      {RsaModulus::rsa_7680, RsaSignaturePadding::pkcs1_v1_5},
+      {RsaModulus::rsa_7680, RsaSignaturePadding::pss}};
+  for (const RsaSignature& s : rsa) {
+    if (s.name() == name) return s;
+  }
   std::string known;
   for (auto n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
   throw Error(ErrorCode::unknown_algorithm,
