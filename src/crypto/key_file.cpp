@@ -135,7 +135,7 @@ struct MlDsaPrivateKey {
 };
 
 MlDsaPrivateKey read_ml_dsa_private_key(ByteView octets) {
-  der::Reader r(octets, "ML-DSA-PrivateKey");
+  der::Reader r(octets, "ML-DSA-PrivateKey", true);
   MlDsaPrivateKey key;
   if (r.next_is(der::kOctetString)) {
     fail(ErrorCode::invalid_key,
@@ -143,7 +143,7 @@ MlDsaPrivateKey read_ml_dsa_private_key(ByteView octets) {
          "(RFC 9881 seed or both form)");
   }
   if (r.next_is(der::kSequence)) {
-    der::Reader both(r.read(der::kSequence, "both"), "ML-DSA-PrivateKey (both)");
+    der::Reader both(r.read(der::kSequence, "both"), "ML-DSA-PrivateKey (both)", true);
     key.seed = both.read(der::kOctetString, "seed");
     key.expanded = both.read(der::kOctetString, "expandedKey");
     key.has_expanded = true;
@@ -280,7 +280,7 @@ DecodedPrivateKey decode_private_key(ByteView der_or_pem, const Signature* expec
     ml_dsa = read_ml_dsa_private_key(octets);
     seed = ml_dsa.seed;
   } else if (f.form == Form::ed25519) {
-    der::Reader curve(octets, "CurvePrivateKey");
+    der::Reader curve(octets, "CurvePrivateKey", true);
     seed = curve.read(der::kOctetString, "CurvePrivateKey");
     curve.expect_end("CurvePrivateKey");
   }

@@ -252,6 +252,41 @@ TEST(KeyFile, WrongInnerSizesAreInvalidKeys) {
                          "seed with tag [1]");
 }
 
+// Errors about the inside of a private key name the field, never a byte or length read there.
+TEST(KeyFile, ErrorsInsidePrivateKeysShowNoKeyBytes) {
+  const auto message = [](const Bytes& der) -> std::string {
+    try {
+      decode_private_key(der);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::invalid_encoding);
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted";
+    return "";
+  };
+  // A raw seed where ML-DSA-PrivateKey belongs: its first byte would be "the tag".
+  const std::string wrong_tag = message(pkcs8(kOid44, Bytes(32, 0xab)));
+  EXPECT_EQ(wrong_tag.find("ab"), std::string::npos) << wrong_tag;
+  EXPECT_NE(wrong_tag.find("ML-DSA-PrivateKey"), std::string::npos) << wrong_tag;
+  // A seed starting 80 9c: the second byte would be "the length" (156 bytes announced).
+  Bytes seed(32, 0x11);
+  seed[0] = 0x80;
+  seed[1] = 0x9c;
+  const std::string wrong_length = message(pkcs8(kOid44, seed));
+  EXPECT_EQ(wrong_length.find("156"), std::string::npos) << wrong_length;
+  EXPECT_EQ(wrong_length.find("30 present"), std::string::npos) << wrong_length;
+  // Public structures do say what they found.
+  const std::string pub = [] {
+    try {
+      decode_public_key(tlv(0x30, tlv(0x31, {})));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  }();
+  EXPECT_NE(pub.find("found 0x31"), std::string::npos) << pub;
+}
+
 TEST(KeyFile, NonMinimalAndIndefiniteLengthsAreRefused) {
   const Bytes priv = pkcs8(kOid44, tlv(0x80, Bytes(32, 1)));  // 30 34 ...
   ASSERT_NO_THROW(decode_private_key(priv));
