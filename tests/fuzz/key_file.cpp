@@ -27,8 +27,8 @@ void check_public(ByteView input) {
   const DecodedPublicKey d = decode_public_key(input);
   const Bytes der = encode_public_key_der(*d.alg, d.public_key);
   if (!is_pem(input) && !same(der, input)) std::abort();
-  for (const ByteView again :
-       {ByteView(der), as_bytes(encode_public_key_pem(*d.alg, d.public_key))}) {
+  const std::string pem = encode_public_key_pem(*d.alg, d.public_key);
+  for (const ByteView again : {ByteView(der), as_bytes(pem)}) {
     const DecodedPublicKey e = decode_public_key(again);
     if (e.alg != d.alg || e.public_key != d.public_key) std::abort();
   }
