@@ -75,10 +75,13 @@ std::string oid_to_text(ByteView contents) {
     }
     if (first) {
       const std::uint64_t arc0 = value < 40 ? 0 : value < 80 ? 1 : 2;
-      text = std::to_string(arc0) + "." + std::to_string(value - 40 * arc0);
+      text += std::to_string(arc0);
+      text += '.';
+      text += std::to_string(value - 40 * arc0);
       first = false;
     } else {
-      text += "." + std::to_string(value);
+      text += '.';
+      text += std::to_string(value);
     }
     value = 0;
   }

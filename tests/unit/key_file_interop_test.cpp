@@ -154,12 +154,16 @@ TEST(KeyFileEd25519, Rfc8410Examples) {
 TEST(KeyFileEd25519, WrongInnerSizesAndFormsAreRefused) {
   const Bytes alg = from_hex("300506032b6570");
   const auto pk = [&](std::size_t n) {
-    const Bytes bits = from_hex("03" + to_hex(Bytes{static_cast<std::uint8_t>(n + 1)}) + "00");
-    Bytes body = alg;
-    body.insert(body.end(), bits.begin(), bits.end());
-    body.insert(body.end(), n, 0x11);
-    Bytes out = {0x30, static_cast<std::uint8_t>(body.size())};
-    out.insert(out.end(), body.begin(), body.end());
+    // 30 len || alg || 03 (n + 1) 00 || n bytes
+    Bytes out;
+    out.reserve(2 + alg.size() + 3 + n);
+    out.push_back(0x30);
+    out.push_back(static_cast<std::uint8_t>(alg.size() + 3 + n));
+    out.insert(out.end(), alg.begin(), alg.end());
+    out.push_back(0x03);
+    out.push_back(static_cast<std::uint8_t>(n + 1));
+    out.push_back(0x00);
+    out.resize(out.size() + n, 0x11);
     return out;
   };
   ASSERT_NO_THROW(decode_public_key(pk(32), &kEd25519));

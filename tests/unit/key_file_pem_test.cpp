@@ -119,10 +119,10 @@ TEST(KeyFilePem, BadArmourIsRefused) {
   long_line.erase(body + 64, 1);  // join the first two lines
   expect_refused(long_line, "a 128-character line");
   std::string short_line = pem;
-  short_line.insert(body + 32, "\n");
+  short_line.insert(body + 32, 1, '\n');
   expect_refused(short_line, "a short line before the last");
   std::string blank = pem;
-  blank.insert(body, "\n");
+  blank.insert(body, 1, '\n');
   expect_refused(blank, "blank line inside the body");
 }
 
