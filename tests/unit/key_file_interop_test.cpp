@@ -305,6 +305,11 @@ TEST(KeyFileRsa, IdentityOnDerWithExpectedSuite) {
     EXPECT_TRUE(priv.keys.secret_key == p8);
     EXPECT_TRUE(encode_private_key_der(*alg, p8) == p8);
   }
+  const std::string pem = encode_public_key_pem(kRsaPkcs1, spki);
+  EXPECT_EQ(decode_public_key(as_bytes(pem), &kRsaPkcs1).public_key, spki);
+  expect_error(
+      ErrorCode::invalid_argument, [&] { encode_public_key_der(kRsaPkcs1, as_bytes(pem)); },
+      "PEM where the RSA key (DER) belongs");
   expect_error(
       ErrorCode::invalid_key, [&] { decode_public_key(spki, &kRsa3072); }, "3072");
   expect_error(
