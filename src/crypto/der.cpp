@@ -15,8 +15,8 @@ ByteView Reader::read(std::uint8_t tag, const char* field) {
   const std::size_t remaining = data_.size() - pos_;
   if (remaining < 2) fail(std::string(field) + " is missing or truncated");
   if (data_[pos_] != tag) {
-    fail(std::string(field) + ": expected tag 0x" + to_hex(ByteView(&tag, 1)) + ", found 0x" +
-         to_hex(data_.subspan(pos_, 1)));
+    fail(std::string(field) + ": expected tag 0x" + to_hex(ByteView(&tag, 1)) +
+         (secret_ ? std::string() : ", found 0x" + to_hex(data_.subspan(pos_, 1))));
   }
   // Length octets, X.690 section 8.1.3; DER (section 10.1) wants the definite form and the
   // fewest octets: short form below 128, no leading zero octet, no long form for short values.
@@ -37,8 +37,10 @@ ByteView Reader::read(std::uint8_t tag, const char* field) {
     header += count;
   }
   if (length > remaining - header) {
-    fail(std::string(field) + " is truncated: " + std::to_string(length) + " bytes announced, " +
-         std::to_string(remaining - header) + " present");
+    fail(std::string(field) + " is truncated" +
+         (secret_ ? std::string()
+                  : ": " + std::to_string(length) + " bytes announced, " +
+                        std::to_string(remaining - header) + " present"));
   }
   const ByteView value = data_.subspan(pos_ + header, length);
   pos_ += header + length;
@@ -73,8 +75,7 @@ std::string oid_to_text(ByteView contents) {
     }
     if (first) {
       const std::uint64_t arc0 = value < 40 ? 0 : value < 80 ? 1 : 2;
-      // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + std::to_string().
-      text = std::to_string(arc0);
+      text += std::to_string(arc0);
       text += '.';
       text += std::to_string(value - 40 * arc0);
       first = false;

@@ -25,7 +25,10 @@ inline constexpr std::uint8_t kContext0 = 0x80;  ///< [0] IMPLICIT, primitive
 /// `what` (e.g. "SubjectPublicKeyInfo") and the offending field; no message contains key bytes.
 class Reader {
  public:
-  Reader(ByteView data, std::string what) : data_(data), what_(std::move(what)) {}
+  /// `secret`: the bytes are (inside) a private key, so errors name no byte or length read from
+  /// them, only the field.
+  Reader(ByteView data, std::string what, bool secret = false)
+      : data_(data), what_(std::move(what)), secret_(secret) {}
 
   /// True when the next TLV has this tag (false at the end).
   bool next_is(std::uint8_t tag) const noexcept;
@@ -41,6 +44,7 @@ class Reader {
   ByteView data_;
   std::size_t pos_ = 0;
   std::string what_;
+  bool secret_;
 };
 
 /// Appends tag || minimal length || value (section 10.1, 8.1.3.5). Works for Bytes and

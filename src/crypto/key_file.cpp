@@ -135,7 +135,7 @@ struct MlDsaPrivateKey {
 };
 
 MlDsaPrivateKey read_ml_dsa_private_key(ByteView octets) {
-  der::Reader r(octets, "ML-DSA-PrivateKey");
+  der::Reader r(octets, "ML-DSA-PrivateKey", true);
   MlDsaPrivateKey key;
   if (r.next_is(der::kOctetString)) {
     fail(ErrorCode::invalid_key,
@@ -143,7 +143,7 @@ MlDsaPrivateKey read_ml_dsa_private_key(ByteView octets) {
          "(RFC 9881 seed or both form)");
   }
   if (r.next_is(der::kSequence)) {
-    der::Reader both(r.read(der::kSequence, "both"), "ML-DSA-PrivateKey (both)");
+    der::Reader both(r.read(der::kSequence, "both"), "ML-DSA-PrivateKey (both)", true);
     key.seed = both.read(der::kOctetString, "seed");
     key.expanded = both.read(der::kOctetString, "expandedKey");
     key.has_expanded = true;
@@ -163,11 +163,22 @@ void check_seed_size(const Signature& alg, ByteView seed) {
   }
 }
 
+// An RSA Signature's keys are DER; the encoders return them unchanged, so PEM is not a key here.
+void refuse_pem(ByteView key, const Signature& alg) {
+  if (pem::looks_like_pem(key)) {
+    fail(ErrorCode::invalid_argument,
+         std::string(alg.name()) + " keys are DER (SubjectPublicKeyInfo / PKCS#8), not PEM");
+  }
+}
+
 }  // namespace
 
 Bytes encode_public_key_der(const Signature& alg, ByteView public_key) {
   const Format& f = format_of(alg);
-  if (f.form == Form::rsa) return decode_public_key(public_key, &alg).public_key;
+  if (f.form == Form::rsa) {
+    refuse_pem(public_key, alg);
+    return decode_public_key(public_key, &alg).public_key;
+  }
   if (public_key.size() != alg.public_key_size()) {
     fail(ErrorCode::invalid_length, std::string(alg.name()) + " public key must be " +
                                         std::to_string(alg.public_key_size()) + " bytes, got " +
@@ -190,7 +201,10 @@ std::string encode_public_key_pem(const Signature& alg, ByteView public_key) {
 
 SecretBytes encode_private_key_der(const Signature& alg, ByteView private_material) {
   const Format& f = format_of(alg);
-  if (f.form == Form::rsa) return decode_private_key(private_material, &alg).private_material;
+  if (f.form == Form::rsa) {
+    refuse_pem(private_material, alg);
+    return decode_private_key(private_material, &alg).private_material;
+  }
   if (private_material.size() != alg.seed_size()) {
     fail(ErrorCode::invalid_length, std::string(alg.name()) + " private key material is the " +
                                         std::to_string(alg.seed_size()) + "-byte seed, got " +
@@ -280,7 +294,7 @@ DecodedPrivateKey decode_private_key(ByteView der_or_pem, const Signature* expec
     ml_dsa = read_ml_dsa_private_key(octets);
     seed = ml_dsa.seed;
   } else if (f.form == Form::ed25519) {
-    der::Reader curve(octets, "CurvePrivateKey");
+    der::Reader curve(octets, "CurvePrivateKey", true);
     seed = curve.read(der::kOctetString, "CurvePrivateKey");
     curve.expect_end("CurvePrivateKey");
   }

@@ -35,7 +35,8 @@ struct DecodedPrivateKey {
 
 /// SubjectPublicKeyInfo DER of `public_key` (alg.public_key_size() bytes; RSA: SPKI DER, checked
 /// and returned unchanged). Throws Error{invalid_length} for a wrong size, Error{unknown_algorithm}
-/// for a scheme without a key file format, and what decode_public_key() throws for a bad RSA key.
+/// for a scheme without a key file format, Error{invalid_argument} for PEM given as an RSA key,
+/// and what decode_public_key() throws for a bad RSA key.
 Bytes encode_public_key_der(const Signature& alg, ByteView public_key);
 /// The same, armoured as "-----BEGIN PUBLIC KEY-----" with 64-character base64 lines.
 std::string encode_public_key_pem(const Signature& alg, ByteView public_key);
