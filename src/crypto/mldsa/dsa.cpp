@@ -43,12 +43,7 @@ void polyvec_ntt(PolyVec<N>& v) noexcept {
 // r = NTT^-1(sum_j row[j] o v_hat[j]), |r| < q: the matrix-vector product of Algorithms 6-8.
 template <int L>
 void row_times(Poly& r, const PolyVec<L>& row, const PolyVec<L>& v_hat) noexcept {
-  Poly t;
-  poly_pointwise(r, row.p[0], v_hat.p[0]);
-  for (std::size_t j = 1; j < L; ++j) {
-    poly_pointwise(t, row.p[j], v_hat.p[j]);
-    poly_add(r, r, t);
-  }
+  poly_dot(r, row.p.data(), v_hat.p.data(), L);
   poly_reduce(r);
   invntt_tomont(r);
 }
@@ -358,12 +353,7 @@ bool verify_internal_mu(const std::uint8_t* pk, const std::uint8_t mu[kCrhBytes]
     ntt(t1);
     poly_pointwise(ct1, c_hat, t1);
     Poly& w = acc;
-    poly_pointwise(w, a.row[i].p[0], z.p[0]);
-    for (std::size_t j = 1; j < L; ++j) {
-      Poly t;
-      poly_pointwise(t, a.row[i].p[j], z.p[j]);
-      poly_add(w, w, t);
-    }
+    poly_dot(w, a.row[i].p.data(), z.p.data(), L);
     poly_sub(w, w, ct1);
     poly_reduce(w);
     invntt_tomont(w);
