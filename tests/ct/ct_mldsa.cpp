@@ -53,8 +53,8 @@ int check(const MlDsa& dsa, int rounds) {
 
 int check_mldsa(int rounds) {
   int failures = 0;
-  for (auto set : {MlDsaParameterSet::ml_dsa_44, MlDsaParameterSet::ml_dsa_65,
-                   MlDsaParameterSet::ml_dsa_87}) {
+  for (auto set :
+       {MlDsaParameterSet::ml_dsa_44, MlDsaParameterSet::ml_dsa_65, MlDsaParameterSet::ml_dsa_87}) {
     const MlDsa dsa(set);
     failures += check(dsa, rounds);
     std::printf("%s: keygen_internal, sign (hedged and deterministic) checked\n",

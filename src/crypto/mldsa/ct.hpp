@@ -15,8 +15,8 @@ namespace pqot::crypto::mldsa {
 // 1. rho (KeyGen, Algorithm 6 line 1; Sign, Algorithm 7 line 1 via skDecode). It is the first field
 //    of the public key. ExpandA's rejection sampling (Algorithm 30) then runs on public data.
 //
-// 2. Each accept/reject decision of RejBoundedPoly (ExpandS, Algorithms 31 and 33; KeyGen line 4),
-//    not the nibble values and not the coefficients. Why this is safe: the nibbles are independent
+// 2. Each accept/reject decision of RejBoundedPoly (ExpandS, Algorithms 31 and 33; KeyGen
+//    line 4), not the nibble values and not the coefficients. Why this is safe: the nibbles are independent
 //    and uniform (H modelled as a random oracle / PRF on the secret rho'). Whether a nibble b is
 //    accepted is [b < 15] (eta = 2) or [b < 9] (eta = 4); conditioned on any accept/reject pattern,
 //    the accepted nibbles are still independent and uniform on {0..14} or {0..8}, so the
@@ -36,8 +36,8 @@ namespace pqot::crypto::mldsa {
 //    mean a constant-time SampleInBall over a bounded SHAKE stream for every attempt.
 //
 // 4. The verdicts of the rejection tests of the signing loop (Algorithm 7 lines 23 and 28): one bit
-//    for "||z||inf >= gamma1 - beta or ||r0||inf >= gamma2 - beta" and one for "||ct0||inf >= gamma2
-//    or more than omega hints". The norms and the hint count are computed without branches
+//    for "||z||inf >= gamma1 - beta or ||r0||inf >= gamma2 - beta" and one for
+//    "||ct0||inf >= gamma2 or more than omega hints". The norms and the hint count are computed without branches
 //    (poly_exceeds, poly_make_hint); only the bits are declassified. Which attempt succeeds (and so
 //    the number of attempts and the counter kappa) is visible in the running time of any
 //    implementation of Fiat-Shamir with aborts; the security analysis (round-3 specification,

@@ -187,8 +187,9 @@ void poly_pack_simple(std::uint8_t* out, const Poly& a, int bits) noexcept {
 }
 
 void poly_unpack_simple(Poly& r, const std::uint8_t* in, int bits) noexcept {
-  with_bits(bits,
-            [&](auto b) { unpack_bits<b()>(in, [&](std::size_t i, std::int32_t v) { r.c[i] = v; }); });
+  with_bits(bits, [&](auto b) {
+    unpack_bits<b()>(in, [&](std::size_t i, std::int32_t v) { r.c[i] = v; });
+  });
 }
 
 void poly_pack(std::uint8_t* out, const Poly& w, std::int32_t b, int bits) noexcept {
