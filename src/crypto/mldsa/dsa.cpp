@@ -43,12 +43,7 @@ void polyvec_ntt(PolyVec<N>& v) noexcept {
 // r = NTT^-1(sum_j row[j] o v_hat[j]), |r| < q: the matrix-vector product of Algorithms 6-8.
 template <int L>
 void row_times(Poly& r, const PolyVec<L>& row, const PolyVec<L>& v_hat) noexcept {
-  Poly t;
-  poly_pointwise(r, row.p[0], v_hat.p[0]);
-  for (std::size_t j = 1; j < L; ++j) {
-    poly_pointwise(t, row.p[j], v_hat.p[j]);
-    poly_add(r, r, t);
-  }
+  poly_dot(r, row.p.data(), v_hat.p.data(), L);
   poly_reduce(r);
   invntt_tomont(r);
 }
@@ -151,7 +146,7 @@ void keygen_internal(std::uint8_t* pk, std::uint8_t* sk,
   const std::uint8_t* rho = sec.seeds;
   const std::uint8_t* rho_prime = sec.seeds + kSeedBytes;
   const std::uint8_t* key = sec.seeds + kSeedBytes + kCrhBytes;
-  declassify(rho, kSeedBytes);  // rho is part of the public key
+  declassify(rho, kSeedBytes);  // rho is part of the public key (ct.hpp, item 1)
 
   // A_hat = ExpandA(rho), (s1, s2) = ExpandS(rho')  (lines 3-4, Algorithms 32-33)
   Matrix<K> a;
@@ -215,7 +210,7 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
   // (rho, K, tr, s1, s2, t0) = skDecode(sk)  (line 1, Algorithm 25), then NTT  (lines 2-4)
   std::uint8_t rho[kSeedBytes];
   std::memcpy(rho, sk, kSeedBytes);
-  declassify(rho, kSeedBytes);  // rho is part of the public key
+  declassify(rho, kSeedBytes);  // rho is part of the public key (ct.hpp, item 1)
   const std::uint8_t* in = sk + 2 * kSeedBytes + kCrhBytes;
   for (auto& p : sec.s1_hat.p) {
     poly_unpack(p, in, P::eta, P::eta_bits);
@@ -261,8 +256,8 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
     }
     // c~ = H(mu || w1Encode(w1), lambda/4), c = SampleInBall(c~)  (lines 15-17)
     challenge_hash<K>(c_tilde, mu, sec.w1);
-    // c~ is public in the signature; that of a rejected attempt is treated as public too (the
-    // analysis of Fiat-Shamir with aborts covers leaked rejected challenges).
+    // c~ is public in the signature; that of a rejected attempt is a random-oracle output of
+    // (mu, w1) that involves no secret-key value (ct.hpp, item 3).
     declassify(c_tilde, sizeof(c_tilde));
     sample_in_ball(sec.c, c_tilde, sizeof(c_tilde), P::tau);
     sec.c_hat = sec.c;
@@ -286,7 +281,7 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
       wipe(r1);
       wipe(r0);
     }
-    declassify(&reject, sizeof(reject));  // which attempt succeeds is public
+    declassify(&reject, sizeof(reject));  // only the verdict of line 23 (ct.hpp, item 4)
     if (reject) continue;
 
     // <<c t0>>, h = MakeHint(-<<c t0>>, w - c s2 + <<c t0>>)  (lines 25-26); second test (line 28)
@@ -299,13 +294,13 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
       ones += poly_make_hint(sec.h.p[i], sec.r_plus.p[i], sec.r.p[i], P::gamma2);
     }
     reject |= ones > P::omega;
-    declassify(&reject, sizeof(reject));
+    declassify(&reject, sizeof(reject));  // only the verdict of line 28 (ct.hpp, item 4)
     if (reject) continue;
     done = true;
   }
 
   if (done) {
-    // sigEncode(c~, z mod+- q, h)  (line 33, Algorithm 26)
+    // sigEncode(c~, z mod+- q, h)  (line 33, Algorithm 26); z and h are public (ct.hpp, item 5)
     declassify(&sec.z, sizeof(sec.z));
     declassify(&sec.h, sizeof(sec.h));
     std::memcpy(sig, c_tilde, P::kCTildeBytes);
@@ -358,12 +353,7 @@ bool verify_internal_mu(const std::uint8_t* pk, const std::uint8_t mu[kCrhBytes]
     ntt(t1);
     poly_pointwise(ct1, c_hat, t1);
     Poly& w = acc;
-    poly_pointwise(w, a.row[i].p[0], z.p[0]);
-    for (std::size_t j = 1; j < L; ++j) {
-      Poly t;
-      poly_pointwise(t, a.row[i].p[j], z.p[j]);
-      poly_add(w, w, t);
-    }
+    poly_dot(w, a.row[i].p.data(), z.p.data(), L);
     poly_sub(w, w, ct1);
     poly_reduce(w);
     invntt_tomont(w);

@@ -50,42 +50,109 @@ static_assert(pow_mod(1753, bitrev8(1)) == 4808194, "Appendix B: zetas[1]");
 constexpr std::int32_t kInvNttScale =
     static_cast<std::int32_t>(kMont * kMont % kQ * pow_mod(256, kQ - 2) % kQ);
 
+// The last layer's -zetas[1] times that scale and times 2^-32, so that one montgomery_reduce does
+// both the butterfly's multiplication and the scaling by f (Algorithm 42 line 21) of those lanes.
+constexpr std::int32_t kInvNttScaledZeta = static_cast<std::int32_t>(
+    (std::int64_t{kQ} - kZetas[1]) % kQ * kInvNttScale % kQ * pow_mod(kMont, kQ - 2) % kQ);
+
+// One layer (one value of len) of Algorithm 41 with len a template parameter, so that the short
+// inner loops of the last layers are unrolled instead of paying the loop overhead per butterfly.
+template <std::size_t Len>
+inline void ntt_layer(std::array<std::int32_t, kN>& w, std::size_t& m) noexcept {
+  for (std::size_t start = 0; start < kN; start += 2 * Len) {
+    const std::int64_t z = kZetas[++m];
+    for (std::size_t j = start; j < start + Len; ++j) {
+      const std::int32_t t = montgomery_reduce(z * w[j + Len]);
+      w[j + Len] = w[j] - t;
+      w[j] = w[j] + t;
+    }
+  }
+}
+
+// One layer of Algorithm 42, likewise.
+template <std::size_t Len>
+inline void invntt_layer(std::array<std::int32_t, kN>& w, std::size_t& m) noexcept {
+  for (std::size_t start = 0; start < kN; start += 2 * Len) {
+    const std::int64_t z = -static_cast<std::int64_t>(kZetas[--m]);
+    for (std::size_t j = start; j < start + Len; ++j) {
+      const std::int32_t t = w[j];
+      w[j] = t + w[j + Len];
+      w[j + Len] = montgomery_reduce(z * (t - w[j + Len]));
+    }
+  }
+}
+
 }  // namespace
 
 void ntt(Poly& a) noexcept {
-  auto& w = a.c;
   std::size_t m = 0;
-  for (std::size_t len = 128; len >= 1; len >>= 1) {
-    for (std::size_t start = 0; start < kN; start += 2 * len) {
-      const std::int64_t z = kZetas[++m];
-      for (std::size_t j = start; j < start + len; ++j) {
-        const std::int32_t t = montgomery_reduce(z * w[j + len]);
-        w[j + len] = w[j] - t;
-        w[j] = w[j] + t;
-      }
-    }
-  }
+  ntt_layer<128>(a.c, m);
+  ntt_layer<64>(a.c, m);
+  ntt_layer<32>(a.c, m);
+  ntt_layer<16>(a.c, m);
+  ntt_layer<8>(a.c, m);
+  ntt_layer<4>(a.c, m);
+  ntt_layer<2>(a.c, m);
+  ntt_layer<1>(a.c, m);
 }
 
 void invntt_tomont(Poly& a) noexcept {
   auto& w = a.c;
   std::size_t m = kN;
-  for (std::size_t len = 1; len < kN; len <<= 1) {
-    for (std::size_t start = 0; start < kN; start += 2 * len) {
-      const std::int64_t z = -static_cast<std::int64_t>(kZetas[--m]);
-      for (std::size_t j = start; j < start + len; ++j) {
-        const std::int32_t t = w[j];
-        w[j] = t + w[j + len];
-        w[j + len] = montgomery_reduce(z * (t - w[j + len]));
-      }
-    }
+  // len = 1 .. 64. The additions grow: after layer len, |w_j| <= 2 len * 6283009.
+  invntt_layer<1>(w, m);
+  invntt_layer<2>(w, m);
+  invntt_layer<4>(w, m);
+  invntt_layer<8>(w, m);
+  invntt_layer<16>(w, m);
+  invntt_layer<32>(w, m);
+  invntt_layer<64>(w, m);
+  // len = 128 (zetas[1]) with the scaling by f (line 21) folded in: |t +- w_j| < 256 * 6283009
+  // < 2^31, so both products stay below q 2^31.
+  for (std::size_t j = 0; j < kN / 2; ++j) {
+    const std::int64_t t = w[j];
+    const std::int64_t u = w[j + kN / 2];
+    w[j] = montgomery_reduce(kInvNttScale * (t + u));
+    w[j + kN / 2] = montgomery_reduce(kInvNttScaledZeta * (t - u));
   }
-  for (auto& x : w) x = montgomery_reduce(static_cast<std::int64_t>(kInvNttScale) * x);
 }
 
 void poly_pointwise(Poly& r, const Poly& a, const Poly& b) noexcept {
   for (std::size_t i = 0; i < kN; ++i) {
     r.c[i] = montgomery_reduce(static_cast<std::int64_t>(a.c[i]) * b.c[i]);
+  }
+}
+
+namespace {
+
+template <std::size_t L>
+void poly_dot_n(Poly& r, const Poly* a, const Poly* b) noexcept {
+  for (std::size_t i = 0; i < kN; ++i) {
+    std::int64_t acc = 0;
+    for (std::size_t j = 0; j < L; ++j) acc += static_cast<std::int64_t>(a[j].c[i]) * b[j].c[i];
+    r.c[i] = montgomery_reduce(acc);
+  }
+}
+
+}  // namespace
+
+void poly_dot(Poly& r, const Poly* a, const Poly* b, std::size_t n) noexcept {
+  switch (n) {
+    case 4:
+      poly_dot_n<4>(r, a, b);
+      return;
+    case 5:
+      poly_dot_n<5>(r, a, b);
+      return;
+    case 7:
+      poly_dot_n<7>(r, a, b);
+      return;
+    default:
+      for (std::size_t i = 0; i < kN; ++i) {
+        std::int64_t acc = 0;
+        for (std::size_t j = 0; j < n; ++j) acc += static_cast<std::int64_t>(a[j].c[i]) * b[j].c[i];
+        r.c[i] = montgomery_reduce(acc);
+      }
   }
 }
 

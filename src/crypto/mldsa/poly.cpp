@@ -2,6 +2,9 @@
 // (section 7.1, Algorithms 16-19) of ML-DSA polynomials.
 #include "poly.hpp"
 
+#include <cstdlib>
+#include <type_traits>
+
 #include "reduce.hpp"
 
 namespace pqot::crypto::mldsa {
@@ -115,16 +118,17 @@ void poly_use_hint(Poly& r1, const Poly& r, const Poly& h, std::int32_t gamma2) 
 
 namespace {
 
-// Little-endian bit stream of 256 values of `bits` bits each (section 7.1: IntegerToBits, then
-// BitsToBytes), 32 * bits bytes; value(i) gives the i-th value. No temporary copy of the
-// coefficients, which may be secret.
-template <class F>
-void pack_bits(std::uint8_t* out, int bits, F&& value) noexcept {
+// Little-endian bit stream of 256 values of Bits bits each (section 7.1: IntegerToBits, then
+// BitsToBytes), 32 * Bits bytes; value(i) gives the i-th value. No temporary copy of the
+// coefficients, which may be secret. Bits is a template parameter so that the compiler knows the
+// byte pattern of the inner loops (with_bits picks the instance).
+template <int Bits, class F>
+void pack_bits(std::uint8_t* out, F&& value) noexcept {
   std::uint64_t acc = 0;
   int held = 0;
   for (std::size_t i = 0; i < kN; ++i) {
     acc |= static_cast<std::uint64_t>(value(i)) << held;
-    held += bits;
+    held += Bits;
     while (held >= 8) {
       *out++ = static_cast<std::uint8_t>(acc);
       acc >>= 8;
@@ -133,39 +137,71 @@ void pack_bits(std::uint8_t* out, int bits, F&& value) noexcept {
   }
 }
 
-// The inverse: store(i, v) receives the i-th `bits`-bit value.
-template <class F>
-void unpack_bits(const std::uint8_t* in, int bits, F&& store) noexcept {
-  const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+// The inverse: store(i, v) receives the i-th Bits-bit value.
+template <int Bits, class F>
+void unpack_bits(const std::uint8_t* in, F&& store) noexcept {
+  constexpr std::uint64_t mask = (std::uint64_t{1} << Bits) - 1;
   std::uint64_t acc = 0;
   int held = 0;
   for (std::size_t i = 0; i < kN; ++i) {
-    while (held < bits) {
+    while (held < Bits) {
       acc |= static_cast<std::uint64_t>(*in++) << held;
       held += 8;
     }
     store(i, static_cast<std::int32_t>(acc & mask));
-    acc >>= bits;
-    held -= bits;
+    acc >>= Bits;
+    held -= Bits;
+  }
+}
+
+// Calls f(std::integral_constant<int, bits>{}) for the widths FIPS 204 uses: 3 and 4 (eta),
+// 4 and 6 (w1), 10 (t1), 13 (t0), 18 and 20 (z).
+template <class F>
+void with_bits(int bits, F&& f) noexcept {
+  switch (bits) {
+    case 3:
+      return f(std::integral_constant<int, 3>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 6:
+      return f(std::integral_constant<int, 6>{});
+    case 10:
+      return f(std::integral_constant<int, 10>{});
+    case 13:
+      return f(std::integral_constant<int, 13>{});
+    case 18:
+      return f(std::integral_constant<int, 18>{});
+    case 20:
+      return f(std::integral_constant<int, 20>{});
+    default:
+      std::abort();  // no other width occurs in FIPS 204; a caller passing one is a bug
   }
 }
 
 }  // namespace
 
 void poly_pack_simple(std::uint8_t* out, const Poly& a, int bits) noexcept {
-  pack_bits(out, bits, [&](std::size_t i) { return static_cast<std::uint32_t>(a.c[i]); });
+  with_bits(bits, [&](auto b) {
+    pack_bits<b()>(out, [&](std::size_t i) { return static_cast<std::uint32_t>(a.c[i]); });
+  });
 }
 
 void poly_unpack_simple(Poly& r, const std::uint8_t* in, int bits) noexcept {
-  unpack_bits(in, bits, [&](std::size_t i, std::int32_t v) { r.c[i] = v; });
+  with_bits(bits, [&](auto b) {
+    unpack_bits<b()>(in, [&](std::size_t i, std::int32_t v) { r.c[i] = v; });
+  });
 }
 
 void poly_pack(std::uint8_t* out, const Poly& w, std::int32_t b, int bits) noexcept {
-  pack_bits(out, bits, [&](std::size_t i) { return static_cast<std::uint32_t>(b - w.c[i]); });
+  with_bits(bits, [&](auto n) {
+    pack_bits<n()>(out, [&](std::size_t i) { return static_cast<std::uint32_t>(b - w.c[i]); });
+  });
 }
 
 void poly_unpack(Poly& w, const std::uint8_t* in, std::int32_t b, int bits) noexcept {
-  unpack_bits(in, bits, [&](std::size_t i, std::int32_t v) { w.c[i] = b - v; });
+  with_bits(bits, [&](auto n) {
+    unpack_bits<n()>(in, [&](std::size_t i, std::int32_t v) { w.c[i] = b - v; });
+  });
 }
 
 }  // namespace pqot::crypto::mldsa

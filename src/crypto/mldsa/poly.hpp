@@ -28,6 +28,10 @@ void invntt_tomont(Poly& a) noexcept;
 /// r = a o b * 2^-32 in the NTT domain (Algorithm 45, MultiplyNTT, in Montgomery form).
 /// Requires |a|, |b| < 9q; output in (-q, q).
 void poly_pointwise(Poly& r, const Poly& a, const Poly& b) noexcept;
+/// r = sum_j a[j] o b[j] * 2^-32 (the inner product of a row of A_hat with a vector, Algorithm 45
+/// summed), accumulated in 64 bits with one Montgomery reduction per coefficient. Requires
+/// |a| < q, |b| < 9q and n <= 7 (|sum| < 63 q^2 < q 2^31); output in (-q, q).
+void poly_dot(Poly& r, const Poly* a, const Poly* b, std::size_t n) noexcept;
 
 // ---- poly.cpp ----------------------------------------------------------------------------------
 void poly_add(Poly& r, const Poly& a, const Poly& b) noexcept;  // r = a + b (no reduction)

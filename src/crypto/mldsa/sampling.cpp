@@ -45,21 +45,28 @@ void sample_ntt(Poly& a, const std::uint8_t rho[kSeedBytes], std::uint8_t s,
 
 namespace {
 
-// Algorithm 15, CoeffFromHalfByte: eta - (b mod 5) for eta = 2 and b < 15, eta - b for eta = 4 and
-// b < 9; otherwise the standard's bottom (false).
-inline bool coeff_from_half_byte(std::uint8_t b, int eta, std::int32_t& coeff) noexcept {
+// Algorithm 15, CoeffFromHalfByte, split into its two parts so that neither branches on the nibble
+// b: accept_half_byte is 1 iff b < 15 (eta = 2) or b < 9 (eta = 4), else 0 (the standard's bottom);
+// coeff_from_half_byte is eta - (b mod 5) or eta - b, meaningful only for an accepted b.
+inline std::uint32_t accept_half_byte(std::uint32_t b, int eta) noexcept {
+  const std::uint32_t bound = eta == 2 ? 15 : 9;
+  return (b - bound) >> 31;  // b < bound <=> b - bound wraps around
+}
+
+inline std::int32_t coeff_from_half_byte(std::uint32_t b, int eta) noexcept {
   if (eta == 2) {
-    coeff = 2 - static_cast<std::int32_t>(b % 5);
-    return b < 15;
+    // b mod 5 = b - 5 floor(b / 5), floor(b / 5) = (205 b) >> 10 for b < 16: no division.
+    return 2 - static_cast<std::int32_t>(b - 5 * ((205 * b) >> 10));
   }
-  coeff = 4 - static_cast<std::int32_t>(b);
-  return b < 9;
+  return 4 - static_cast<std::int32_t>(b);
 }
 
 }  // namespace
 
-// Algorithm 31. The number of draws depends on the secret seed rho'; it is one of the declassified
-// quantities (it reveals nothing about the accepted coefficients, which are independent of it).
+// Algorithm 31. The nibbles come from H(rho' || nonce) with rho' secret, and the coefficients they
+// give are secret; only whether each nibble is accepted is declassified (mldsa/ct.hpp, item 2),
+// one byte's two decisions at a time. Branching on those decisions is what lets the loop end after
+// 256 accepted nibbles; the coefficient values are computed without a branch or a table.
 void sample_eta(Poly& a, const std::uint8_t rho_prime[kCrhBytes], std::uint16_t nonce,
                 int eta) noexcept {
   std::uint8_t seed[kCrhBytes + 2];
@@ -78,10 +85,14 @@ void sample_eta(Poly& a, const std::uint8_t rho_prime[kCrhBytes], std::uint16_t 
       h.squeeze_blocks(buf);
       pos = 0;
     }
-    const std::uint8_t z = buf[pos++];
-    std::int32_t z0 = 0, z1 = 0;
-    if (coeff_from_half_byte(z & 0x0f, eta, z0)) a.c[j++] = z0;
-    if (coeff_from_half_byte(static_cast<std::uint8_t>(z >> 4), eta, z1) && j < kN) a.c[j++] = z1;
+    const std::uint32_t z = buf[pos++];
+    const std::uint32_t b0 = z & 0x0f;
+    const std::uint32_t b1 = z >> 4;
+    // Bit 0: the low nibble is accepted; bit 1: the high nibble is (lines 6-13).
+    std::uint32_t accepted = accept_half_byte(b0, eta) | (accept_half_byte(b1, eta) << 1);
+    declassify(&accepted, sizeof(accepted));
+    if (accepted & 1) a.c[j++] = coeff_from_half_byte(b0, eta);
+    if ((accepted & 2) && j < kN) a.c[j++] = coeff_from_half_byte(b1, eta);
   }
   secure_wipe(seed, sizeof(seed));
   secure_wipe(buf, sizeof(buf));
