@@ -8,6 +8,7 @@
 
 #include "openssl_util.hpp"
 #include "pqot/crypto/error.hpp"
+#include "size_check.hpp"
 
 namespace pqot::crypto {
 
@@ -15,14 +16,6 @@ namespace {
 
 using Pkey = ossl::Ptr<EVP_PKEY, EVP_PKEY_free>;
 using MdCtx = ossl::Ptr<EVP_MD_CTX, EVP_MD_CTX_free>;
-
-void require_size(ByteView data, std::size_t expected, const char* what) {
-  if (data.size() != expected) {
-    throw Error(ErrorCode::invalid_length, std::string("Ed25519: ") + what + " must be " +
-                                               std::to_string(expected) + " bytes, got " +
-                                               std::to_string(data.size()));
-  }
-}
 
 void require_no_context(ByteView ctx) {
   if (!ctx.empty()) {
@@ -48,7 +41,7 @@ MdCtx new_md_ctx() {
 }  // namespace
 
 SignatureKeyPair Ed25519::keygen(ByteView seed) const {
-  require_size(seed, kSecretKeySize, "seed");
+  require_size(seed, kSecretKeySize, "seed", "Ed25519");
   const Pkey key = private_key(seed);
   SignatureKeyPair kp;
   kp.public_key.resize(kPublicKeySize);
@@ -62,9 +55,9 @@ SignatureKeyPair Ed25519::keygen(ByteView seed) const {
 }
 
 Bytes Ed25519::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const {
-  require_size(secret_key, kSecretKeySize, "secret key");
+  require_size(secret_key, kSecretKeySize, "secret key", "Ed25519");
   require_no_context(ctx);
-  require_size(rnd, 0, "rnd");
+  require_size(rnd, 0, "rnd", "Ed25519");
   const Pkey key = private_key(secret_key);
   const MdCtx md = new_md_ctx();
   ossl::check(EVP_DigestSignInit_ex(md.get(), nullptr, nullptr, nullptr, nullptr, key.get(),
@@ -98,7 +91,7 @@ bool Ed25519::verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView s
 }
 
 void Ed25519::check_public_key(ByteView public_key) const {
-  require_size(public_key, kPublicKeySize, "public key");
+  require_size(public_key, kPublicKeySize, "public key", "Ed25519");
 }
 
 }  // namespace pqot::crypto

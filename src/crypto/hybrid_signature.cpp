@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pqot/crypto/error.hpp"
+#include "size_check.hpp"
 #include "pqot/crypto/hash.hpp"
 
 namespace pqot::crypto {
@@ -14,14 +15,6 @@ namespace {
 constexpr std::size_t kMlDsaPk = 1952, kMlDsaSk = 4032, kMlDsaSig = 3309;
 
 void append(Bytes& out, ByteView data) { out.insert(out.end(), data.begin(), data.end()); }
-
-void require_size(ByteView data, std::size_t expected, const char* what) {
-  if (data.size() != expected) {
-    throw Error(ErrorCode::invalid_length, std::string("ML-DSA-65+Ed25519: ") + what +
-                                               " must be " + std::to_string(expected) +
-                                               " bytes, got " + std::to_string(data.size()));
-  }
-}
 
 }  // namespace
 
@@ -58,7 +51,7 @@ Bytes MlDsa65Ed25519::message_representative(ByteView msg, ByteView ctx) {
 }
 
 SignatureKeyPair MlDsa65Ed25519::keygen(ByteView seed) const {
-  require_size(seed, seed_size(), "seed");
+  require_size(seed, seed_size(), "seed", "ML-DSA-65+Ed25519");
   SignatureKeyPair pq = ml_dsa_.keygen(seed.first(MlDsa::kSeedSize));
   SignatureKeyPair ed = ed25519_.keygen(seed.subspan(MlDsa::kSeedSize));
   SignatureKeyPair kp;
@@ -73,8 +66,8 @@ SignatureKeyPair MlDsa65Ed25519::keygen(ByteView seed) const {
 // Draft section 4.2, steps 3-4: mldsaSig = ML-DSA.Sign(mldsaSK, M', ctx=Label),
 // tradSig = Ed25519.Sign(tradSK, M'); the signature is mldsaSig || tradSig (section 4.3).
 Bytes MlDsa65Ed25519::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rnd) const {
-  require_size(secret_key, secret_key_size(), "secret key");
-  require_size(rnd, rnd_size(), "rnd");
+  require_size(secret_key, secret_key_size(), "secret key", "ML-DSA-65+Ed25519");
+  require_size(rnd, rnd_size(), "rnd", "ML-DSA-65+Ed25519");
   const Bytes m_prime = message_representative(msg, ctx);
   Bytes sig = ml_dsa_.sign(secret_key.first(kMlDsaSk), m_prime, as_bytes(kLabel), rnd);
   append(sig, ed25519_.sign(secret_key.subspan(kMlDsaSk), m_prime, {}, {}));
@@ -96,7 +89,7 @@ bool MlDsa65Ed25519::verify(ByteView public_key, ByteView msg, ByteView ctx,
 }
 
 void MlDsa65Ed25519::check_public_key(ByteView public_key) const {
-  require_size(public_key, public_key_size(), "public key");
+  require_size(public_key, public_key_size(), "public key", "ML-DSA-65+Ed25519");
 }
 
 }  // namespace pqot::crypto

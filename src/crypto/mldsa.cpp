@@ -9,6 +9,7 @@
 #include "mldsa/dsa.hpp"
 #include "mldsa/params.hpp"
 #include "pqot/crypto/error.hpp"
+#include "size_check.hpp"
 
 namespace pqot::crypto {
 
@@ -16,14 +17,6 @@ namespace {
 
 using mldsa::kCrhBytes;
 using mldsa::kSeedBytes;
-
-void require_size(ByteView data, std::size_t expected, const char* what, std::string_view alg) {
-  if (data.size() != expected) {
-    throw Error(ErrorCode::invalid_length, std::string(alg) + ": " + what + " must be " +
-                                               std::to_string(expected) + " bytes, got " +
-                                               std::to_string(data.size()));
-  }
-}
 
 // The pure-mode prefix of M' (Algorithm 2 line 10, Algorithm 3 line 5): 0 || |ctx| || ctx.
 struct ContextPrefix {

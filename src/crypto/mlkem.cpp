@@ -10,6 +10,7 @@
 #include "mlkem/params.hpp"
 #include "mlkem/poly.hpp"
 #include "pqot/crypto/error.hpp"
+#include "size_check.hpp"
 #include "pqot/crypto/sha3.hpp"
 
 namespace pqot::crypto {
@@ -17,14 +18,6 @@ namespace pqot::crypto {
 namespace {
 
 using mlkem::kSymBytes;
-
-void require_size(ByteView data, std::size_t expected, const char* what, std::string_view alg) {
-  if (data.size() != expected) {
-    throw Error(ErrorCode::invalid_length, std::string(alg) + ": " + what + " must be " +
-                                               std::to_string(expected) + " bytes, got " +
-                                               std::to_string(data.size()));
-  }
-}
 
 template <int K>
 struct Scheme {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "pqot/crypto/error.hpp"
+#include "size_check.hpp"
 #include "pqot/crypto/mlkem.hpp"
 #include "pqot/crypto/sha3.hpp"
 #include "pqot/crypto/x25519.hpp"
@@ -27,14 +28,6 @@ constexpr std::uint8_t kLabel[6] = {0x5c, 0x2e, 0x2f, 0x2f, 0x5e, 0x5c};  // "\.
 const MlKem& ml_kem_768() {
   static const MlKem kem(MlKemParameterSet::ml_kem_768);
   return kem;
-}
-
-void require_size(ByteView data, std::size_t expected, const char* what) {
-  if (data.size() != expected) {
-    throw Error(ErrorCode::invalid_length, std::string("X-Wing: ") + what + " must be " +
-                                               std::to_string(expected) + " bytes, got " +
-                                               std::to_string(data.size()));
-  }
 }
 
 struct Expanded {
@@ -75,7 +68,7 @@ SecretBytes combine(ByteView ss_m, const Secret<32>& ss_x, ByteView ct_x, ByteVi
 }  // namespace
 
 KemKeyPair XWing::generate_keypair(ByteView seed) const {
-  require_size(seed, kSecretKeySize, "seed (decapsulation key)");
+  require_size(seed, kSecretKeySize, "seed (decapsulation key)", "X-Wing");
   const Expanded e = expand_decapsulation_key(seed);
   KemKeyPair kp;
   kp.public_key = e.ml_kem.public_key;
@@ -85,13 +78,13 @@ KemKeyPair XWing::generate_keypair(ByteView seed) const {
 }
 
 void XWing::check_public_key(ByteView public_key) const {
-  require_size(public_key, kPublicKeySize, "encapsulation key");
+  require_size(public_key, kPublicKeySize, "encapsulation key", "X-Wing");
   ml_kem_768().check_public_key(public_key.first(kMlKemPk));
 }
 
 KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
   check_public_key(public_key);
-  require_size(seed, encaps_seed_size(), "seed (m || ek_X)");
+  require_size(seed, encaps_seed_size(), "seed (m || ek_X)", "X-Wing");
   const ByteView pk_m = public_key.first(kMlKemPk);
   const ByteView pk_x = public_key.subspan(kMlKemPk);
   const X25519PrivateKey ek_x(seed.subspan(32));
@@ -108,8 +101,8 @@ KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
 }
 
 SecretBytes XWing::decapsulate(ByteView secret_key, ByteView ciphertext) const {
-  require_size(secret_key, kSecretKeySize, "decapsulation key");
-  require_size(ciphertext, kCiphertextSize, "ciphertext");
+  require_size(secret_key, kSecretKeySize, "decapsulation key", "X-Wing");
+  require_size(ciphertext, kCiphertextSize, "ciphertext", "X-Wing");
   const Expanded e = expand_decapsulation_key(secret_key);
   const ByteView ct_m = ciphertext.first(kMlKemCt);
   const ByteView ct_x = ciphertext.subspan(kMlKemCt);
