@@ -6,11 +6,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "pqot/crypto/bytes.hpp"
+#include "pqot/crypto/secure.hpp"
 
 namespace pqot::app {
 
@@ -21,8 +23,16 @@ class UsageError : public std::runtime_error {
 };
 
 /// Decodes a hex argument, or the hex content of a file when `value` is "@path" (surrounding
-/// whitespace in the file is ignored). `what` names the argument in error messages ("--ek").
+/// whitespace is ignored; files over 16 MiB are refused). `what` names the argument in error
+/// messages ("--ek").
 crypto::Bytes read_hex_arg(std::string_view value, std::string_view what);
+/// The same for secrets (keys, seeds): the text and the bytes live only in wiping storage.
+crypto::SecretBytes read_secret_hex_arg(std::string_view value, std::string_view what);
+/// The content of the file at `path` (at most 16 MiB), in wiping storage.
+crypto::SecretBytes read_file_arg(std::string_view path, std::string_view what);
+/// Prints `name=<lower-case hex>` and a newline on stdout without building a hex string (so a
+/// secret is not left in a freed heap block).
+void print_hex_field(std::string_view name, crypto::ByteView value);
 
 void add_kem_commands(CLI::App& app);
 void add_pki_commands(CLI::App& app);

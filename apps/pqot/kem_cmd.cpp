@@ -21,10 +21,6 @@ std::string known_kems() {
   return s;
 }
 
-void print(std::string_view name, crypto::ByteView value) {
-  std::cout << name << '=' << crypto::to_hex(value) << '\n';
-}
-
 void add_alg_option(CLI::App* cmd, KemOptions& o) {
   cmd->add_option("--alg", o.alg, "KEM: " + known_kems())->required();
 }
@@ -35,27 +31,25 @@ void keygen(const KemOptions& o) {
   if (o.seed.empty()) {
     kp = kem.generate_keypair();
   } else {
-    const auto seed = read_hex_arg(o.seed, "--seed");
-    crypto::SecretBytes secret_seed(seed.begin(), seed.end());
-    kp = kem.generate_keypair(secret_seed);
+    kp = kem.generate_keypair(read_secret_hex_arg(o.seed, "--seed"));
   }
-  print("ek", kp.public_key);
-  print("dk", kp.secret_key);
+  print_hex_field("ek", kp.public_key);
+  print_hex_field("dk", kp.secret_key);
 }
 
 void encaps(const KemOptions& o) {
   const auto& kem = crypto::kem_by_name(o.alg);
   const auto ek = read_hex_arg(o.ek, "--ek");
-  const auto enc = o.m.empty() ? kem.encapsulate(ek) : kem.encapsulate(ek, read_hex_arg(o.m, "--m"));
-  print("ct", enc.ciphertext);
-  print("ss", enc.shared_secret);
+  const auto enc =
+      o.m.empty() ? kem.encapsulate(ek) : kem.encapsulate(ek, read_hex_arg(o.m, "--m"));
+  print_hex_field("ct", enc.ciphertext);
+  print_hex_field("ss", enc.shared_secret);
 }
 
 void decaps(const KemOptions& o) {
   const auto& kem = crypto::kem_by_name(o.alg);
-  const auto dk = read_hex_arg(o.dk, "--dk");
-  const crypto::SecretBytes secret_dk(dk.begin(), dk.end());
-  print("ss", kem.decapsulate(secret_dk, read_hex_arg(o.ct, "--ct")));
+  const crypto::SecretBytes dk = read_secret_hex_arg(o.dk, "--dk");
+  print_hex_field("ss", kem.decapsulate(dk, read_hex_arg(o.ct, "--ct")));
 }
 
 }  // namespace

@@ -3,10 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "cli_common.hpp"
 #include "pqot/crypto/error.hpp"
@@ -18,26 +17,17 @@ namespace {
 
 constexpr std::string_view kPemStart = "-----BEGIN";
 
-// The content of @file when it is a PEM document; nothing otherwise (hex, handled by
-// read_hex_arg). Wiped on release, since it may be a private key.
+// The content of @file when it is a PEM document (leading whitespace dropped); nothing otherwise
+// (hex, read by the hex readers). Wiping storage, since it may be a private key.
 crypto::SecretBytes pem_file_content(std::string_view value, std::string_view what) {
   if (value.empty() || value.front() != '@') return {};
-  const std::string path(value.substr(1));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(std::string(what) + ": cannot read file '" + path + "'");
-  crypto::SecretBytes content;
-  char c;
-  while (in.get(c)) {
-    if (content.size() >= crypto::kMaxKeyFileSize) {
-      throw UsageError(std::string(what) + ": file '" + path + "' is larger than any key file");
-    }
-    content.push_back(static_cast<std::uint8_t>(c));
-  }
+  crypto::SecretBytes content = read_file_arg(value.substr(1), what);
   std::size_t start = 0;
   while (start < content.size() && std::isspace(content[start])) ++start;
   const std::string_view text(reinterpret_cast<const char*>(content.data()) + start,
                               content.size() - start);
   if (text.substr(0, kPemStart.size()) != kPemStart) return {};
+  content.erase(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(start));
   return content;
 }
 
@@ -89,21 +79,14 @@ crypto::Bytes read_public_key_arg(const crypto::Signature& alg, std::string_view
 crypto::SecretBytes read_secret_key_arg(const crypto::Signature& alg, std::string_view value,
                                         std::string_view what) {
   const crypto::SecretBytes pem = pem_file_content(value, what);
-  if (pem.empty()) {
-    crypto::Bytes hex = read_hex_arg(value, what);
-    crypto::SecretBytes sk(hex.begin(), hex.end());
-    crypto::secure_wipe(hex);
-    return sk;
-  }
-  return decoding(what, [&] {
-    return std::move(crypto::decode_private_key(pem, &alg).keys.secret_key);
-  });
+  if (pem.empty()) return read_secret_hex_arg(value, what);
+  return decoding(what,
+                  [&] { return std::move(crypto::decode_private_key(pem, &alg).keys.secret_key); });
 }
 
 KeyFiles write_key_files(const std::string& dir, const crypto::Signature& alg,
                          const crypto::SignatureKeyPair& keys, crypto::ByteView seed) {
-  const crypto::ByteView material =
-      alg.seed_size() > 0 ? seed : crypto::ByteView(keys.secret_key);
+  const crypto::ByteView material = alg.seed_size() > 0 ? seed : crypto::ByteView(keys.secret_key);
   const crypto::SecretString private_pem = crypto::encode_private_key_pem(alg, material);
   const std::string public_pem = crypto::encode_public_key_pem(alg, keys.public_key);
   KeyFiles files{dir + "/public.pem", dir + "/private.pem"};

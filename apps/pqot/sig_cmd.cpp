@@ -25,10 +25,6 @@ std::string known_algs() {
   return s;
 }
 
-void print(std::string_view name, crypto::ByteView value) {
-  std::cout << name << '=' << crypto::to_hex(value) << '\n';
-}
-
 const crypto::Signature& algorithm(const SigOptions& o) {
   return crypto::signature_by_name(o.alg);
 }
@@ -54,10 +50,10 @@ void keygen(const SigOptions& o) {
   crypto::SecretBytes seed;
   if (!o.seed.empty()) {
     if (alg.seed_size() == 0) {
-      throw UsageError("--seed: " + std::string(alg.name()) + " keys cannot be derived from a seed");
+      throw UsageError("--seed: " + std::string(alg.name()) +
+                       " keys cannot be derived from a seed");
     }
-    const auto bytes = read_hex_arg(o.seed, "--seed");
-    seed.assign(bytes.begin(), bytes.end());
+    seed = read_secret_hex_arg(o.seed, "--seed");
     kp = alg.keygen(seed);
   } else if (alg.seed_size() > 0) {
     seed.resize(alg.seed_size());  // kept for the private-key file, which holds the seed
@@ -72,8 +68,8 @@ void keygen(const SigOptions& o) {
               << "private_key_file=" << files.private_key << '\n';
     return;
   }
-  print("pk", kp.public_key);
-  print("sk", kp.secret_key);
+  print_hex_field("pk", kp.public_key);
+  print_hex_field("sk", kp.secret_key);
 }
 
 void sign(const SigOptions& o) {
@@ -86,7 +82,7 @@ void sign(const SigOptions& o) {
     if (alg.rnd_size() == 0) {
       throw UsageError("--rnd: " + std::string(alg.name()) + " takes no signing randomness");
     }
-    sig = alg.sign(sk, msg, ctx, read_hex_arg(o.rnd, "--rnd"));
+    sig = alg.sign(sk, msg, ctx, read_secret_hex_arg(o.rnd, "--rnd"));
   } else if (o.deterministic) {
     if (!alg.has_deterministic_signing()) {
       throw UsageError("--deterministic: " + std::string(alg.name()) +
@@ -96,7 +92,7 @@ void sign(const SigOptions& o) {
   } else {
     sig = alg.sign(sk, msg, ctx);
   }
-  print("sig", sig);
+  print_hex_field("sig", sig);
 }
 
 // Exit status 0 (valid) or 1 (invalid) through the return value; errors throw.
@@ -122,7 +118,8 @@ void add_sig_commands(CLI::App& app) {
   auto o = std::make_shared<SigOptions>();
 
   auto* kg = sig->add_subcommand(
-      "keygen", "Generate a key pair; prints pk=<hex> sk=<hex>, or writes PEM files with --out-dir");
+      "keygen",
+      "Generate a key pair; prints pk=<hex> sk=<hex>, or writes PEM files with --out-dir");
   add_alg_option(kg, *o);
   kg->add_option("--seed", o->seed,
                  "Deterministic seed, hex or @file: xi (32 bytes) for ML-DSA, the private key (32) "
@@ -145,8 +142,8 @@ void add_sig_commands(CLI::App& app) {
       ->excludes(det);
   sg->callback([o] { sign(*o); });
 
-  auto* vf = sig->add_subcommand(
-      "verify", "Verify a signature; prints valid (exit 0) or invalid (exit 1)");
+  auto* vf = sig->add_subcommand("verify",
+                                 "Verify a signature; prints valid (exit 0) or invalid (exit 1)");
   add_alg_option(vf, *o);
   vf->add_option("--pk", o->pk, "Public key: hex, @file of hex, or @file of a PEM public key")
       ->required();

@@ -49,7 +49,8 @@ ByteView Reader::read(std::uint8_t tag, const char* field) {
 
 void Reader::expect_end(const char* after) const {
   if (!at_end()) {
-    fail(std::to_string(data_.size() - pos_) + " trailing bytes after " + after);
+    fail((secret_ ? std::string("bytes") : std::to_string(data_.size() - pos_) + " bytes") +
+         " after " + after);
   }
 }
 

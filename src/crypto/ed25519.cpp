@@ -26,7 +26,7 @@ void require_no_context(ByteView ctx) {
 }
 
 // OpenSSL copies the private key into its own object and cleanses it in EVP_PKEY_free.
-Pkey private_key(ByteView seed) {
+Pkey ed25519_private_key(ByteView seed) {
   Pkey p(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, seed.data(), seed.size()));
   if (!p) ossl::throw_error("EVP_PKEY_new_raw_private_key(Ed25519)");
   return p;
@@ -42,7 +42,7 @@ MdCtx new_md_ctx() {
 
 SignatureKeyPair Ed25519::keygen(ByteView seed) const {
   require_size(seed, kSecretKeySize, "seed", "Ed25519");
-  const Pkey key = private_key(seed);
+  const Pkey key = ed25519_private_key(seed);
   SignatureKeyPair kp;
   kp.public_key.resize(kPublicKeySize);
   std::size_t len = kPublicKeySize;
@@ -58,11 +58,11 @@ Bytes Ed25519::sign(ByteView secret_key, ByteView msg, ByteView ctx, ByteView rn
   require_size(secret_key, kSecretKeySize, "secret key", "Ed25519");
   require_no_context(ctx);
   require_size(rnd, 0, "rnd", "Ed25519");
-  const Pkey key = private_key(secret_key);
+  const Pkey key = ed25519_private_key(secret_key);
   const MdCtx md = new_md_ctx();
-  ossl::check(EVP_DigestSignInit_ex(md.get(), nullptr, nullptr, nullptr, nullptr, key.get(),
-                                    nullptr),
-              "EVP_DigestSignInit_ex(Ed25519)");
+  ossl::check(
+      EVP_DigestSignInit_ex(md.get(), nullptr, nullptr, nullptr, nullptr, key.get(), nullptr),
+      "EVP_DigestSignInit_ex(Ed25519)");
   Bytes sig(kSignatureSize);
   std::size_t len = sig.size();
   ossl::check(EVP_DigestSign(md.get(), sig.data(), &len, msg.data(), msg.size()),
@@ -75,13 +75,13 @@ bool Ed25519::verify(ByteView public_key, ByteView msg, ByteView ctx, ByteView s
   check_public_key(public_key);
   require_no_context(ctx);
   if (signature.size() != kSignatureSize) return false;
-  const Pkey key(EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, public_key.data(),
-                                             public_key.size()));
+  const Pkey key(
+      EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, public_key.data(), public_key.size()));
   if (!key) ossl::throw_error("EVP_PKEY_new_raw_public_key(Ed25519)");
   const MdCtx md = new_md_ctx();
-  ossl::check(EVP_DigestVerifyInit_ex(md.get(), nullptr, nullptr, nullptr, nullptr, key.get(),
-                                      nullptr),
-              "EVP_DigestVerifyInit_ex(Ed25519)");
+  ossl::check(
+      EVP_DigestVerifyInit_ex(md.get(), nullptr, nullptr, nullptr, nullptr, key.get(), nullptr),
+      "EVP_DigestVerifyInit_ex(Ed25519)");
   const int rc =
       EVP_DigestVerify(md.get(), signature.data(), signature.size(), msg.data(), msg.size());
   // A refusal (0) and a signature or key that does not even decode (< 0) are both "invalid";

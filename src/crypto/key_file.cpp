@@ -157,9 +157,9 @@ MlDsaPrivateKey read_ml_dsa_private_key(ByteView octets) {
 
 void check_seed_size(const Signature& alg, ByteView seed) {
   if (seed.size() != alg.seed_size()) {
+    // The length found is not quoted: it was read inside a private key.
     fail(ErrorCode::invalid_key, std::string(alg.name()) + " private key: the seed must be " +
-                                     std::to_string(alg.seed_size()) + " bytes, got " +
-                                     std::to_string(seed.size()));
+                                     std::to_string(alg.seed_size()) + " bytes");
   }
 }
 
@@ -250,6 +250,7 @@ DecodedPublicKey decode_public_key(ByteView der_or_pem, const Signature* expecte
   DecodedPublicKey out;
   if (f.form == Form::rsa) {
     out.alg = &resolve(f, expected, rsa_key_file::public_key_bits(der));
+    out.alg->check_public_key(der);  // the suite's own rules (exponent, odd modulus, ...)
     out.public_key.assign(der.begin(), der.end());
     return out;
   }
@@ -280,8 +281,9 @@ DecodedPrivateKey decode_private_key(ByteView der_or_pem, const Signature* expec
 
   DecodedPrivateKey out;
   if (f.form == Form::rsa) {
-    rsa_key_file::PrivateKeyInfo rsa = rsa_key_file::private_key_info(der);
-    out.alg = &resolve(f, expected, rsa.bits);
+    rsa_key_file::PrivateKeyInfo rsa = rsa_key_file::private_key_info(
+        der, [&](std::size_t bits) { out.alg = &resolve(f, expected, bits); });
+    out.alg->check_public_key(rsa.public_key);  // exponent and modulus rules of the suite
     out.keys.public_key = std::move(rsa.public_key);
     out.keys.secret_key.assign(der.begin(), der.end());
     out.private_material = out.keys.secret_key;

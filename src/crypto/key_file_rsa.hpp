@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "pqot/crypto/bytes.hpp"
 
@@ -19,9 +20,13 @@ struct PrivateKeyInfo {
   Bytes public_key;  ///< SubjectPublicKeyInfo DER of the matching public key
 };
 
-/// Reads the RSA key in `pkcs8` (a whole PrivateKeyInfo), checks it is canonical DER and that
-/// its parts fit together (OpenSSL's pairwise check), and derives the public key. Errors as
-/// public_key_bits().
-PrivateKeyInfo private_key_info(ByteView pkcs8);
+/// Reads the RSA key in `pkcs8` (a whole PrivateKeyInfo), checks it is canonical DER, calls
+/// `accept_bits(modulus bits)` (which throws for a size or algorithm the caller will not take),
+/// and only then checks that its parts fit together (n = p q and the CRT values), by a few
+/// multiplications. (OpenSSL's pairwise check also tests p and q for primality: 8.5 s for a
+/// 7680-bit key, and an attacker's file could make it far longer.) Derives the public key.
+/// Errors as public_key_bits().
+PrivateKeyInfo private_key_info(ByteView pkcs8,
+                                const std::function<void(std::size_t)>& accept_bits);
 
 }  // namespace pqot::crypto::rsa_key_file

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "pqot/common/printable.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::crypto::pem {
@@ -112,9 +113,8 @@ SecretBytes decode(ByteView text, std::string_view label) {
   const std::string_view found =
       line.substr(kBegin.size(), line.size() - kBegin.size() - kDashes.size());
   if (found != label) {
-    // Labels are public and short; cap what is echoed anyway.
-    fail("label \"" + std::string(found.substr(0, 40)) + "\", expected \"" + std::string(label) +
-         "\"");
+    // Labels are public; what is echoed is capped and made printable (no terminal escapes).
+    fail("label \"" + common::printable(found, 40) + "\", expected \"" + std::string(label) + "\"");
   }
   SecretString b64;  // the letters of a possibly secret key
   bool ended = false;

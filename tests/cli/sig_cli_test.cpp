@@ -21,7 +21,9 @@ using pqot::test::ProcessResult;
 using pqot::test::run_process;
 namespace crypto = pqot::crypto;
 
-ProcessResult pqot_cli(std::vector<std::string> args) { return run_process(PQOT_BIN, args); }
+ProcessResult pqot_cli(std::vector<std::string> args) {
+  return run_process(PQOT_BIN, args);
+}
 
 std::string hex_of(std::size_t n, std::uint8_t fill) {
   return crypto::to_hex(crypto::Bytes(n, fill));
@@ -51,16 +53,16 @@ TEST_P(SigCli, DeterministicKeygenAndSigningMatchTheLibrary) {
   EXPECT_EQ(f["sk"], crypto::to_hex(lib.secret_key));
 
   const std::string msg = "000102";
-  const auto sg = pqot_cli(with_ctx({"sig", "sign", "--alg", GetParam(), "--sk", f["sk"], "--msg",
-                                     msg, "--deterministic"}));
+  const auto sg = pqot_cli(with_ctx(
+      {"sig", "sign", "--alg", GetParam(), "--sk", f["sk"], "--msg", msg, "--deterministic"}));
   ASSERT_EQ(sg.exit_code, 0) << sg.err;
   const std::string sig = cli_fields(sg.out)["sig"];
   const crypto::Bytes ctx_bytes = crypto::from_hex(ctx());
-  EXPECT_EQ(sig, crypto::to_hex(alg.sign_deterministic(lib.secret_key, crypto::from_hex(msg),
-                                                       ctx_bytes)));
+  EXPECT_EQ(sig, crypto::to_hex(
+                     alg.sign_deterministic(lib.secret_key, crypto::from_hex(msg), ctx_bytes)));
 
-  const auto ok = pqot_cli(with_ctx({"sig", "verify", "--alg", GetParam(), "--pk", f["pk"],
-                                     "--msg", msg, "--sig", sig}));
+  const auto ok = pqot_cli(with_ctx(
+      {"sig", "verify", "--alg", GetParam(), "--pk", f["pk"], "--msg", msg, "--sig", sig}));
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out, "valid\n");
   EXPECT_EQ(ok.err, "");
@@ -69,18 +71,21 @@ TEST_P(SigCli, DeterministicKeygenAndSigningMatchTheLibrary) {
   std::string flipped = sig;
   flipped[0] = flipped[0] == '0' ? '1' : '0';
   for (const std::string& bad : {flipped, sig.substr(2), sig + "00", std::string("00")}) {
-    const auto r = pqot_cli(with_ctx({"sig", "verify", "--alg", GetParam(), "--pk", f["pk"],
-                                      "--msg", msg, "--sig", bad}));
+    const auto r = pqot_cli(with_ctx(
+        {"sig", "verify", "--alg", GetParam(), "--pk", f["pk"], "--msg", msg, "--sig", bad}));
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_EQ(r.out, "invalid\n");
     EXPECT_EQ(r.err, "");
   }
-  const auto other_msg = pqot_cli(with_ctx({"sig", "verify", "--alg", GetParam(), "--pk",
-                                            f["pk"], "--msg", "000103", "--sig", sig}));
+  const auto other_msg = pqot_cli(with_ctx(
+      {"sig", "verify", "--alg", GetParam(), "--pk", f["pk"], "--msg", "000103", "--sig", sig}));
   EXPECT_EQ(other_msg.exit_code, 1);
 }
 
-TEST_P(SigCli, PemKeyFilesRoundTripAndAreNeverReplaced) {
+// Key files for every scheme, RSA included (keys without a seed: the PKCS#8 DER is the file).
+class SigCliFiles : public SigCli {};
+
+TEST_P(SigCliFiles, PemKeyFilesRoundTripAndAreNeverReplaced) {
   const pqot::test::TempDir tmp("pqot-sig-cli");
   const std::string dir = tmp.path().string();
   const auto kg = pqot_cli({"sig", "keygen", "--alg", GetParam(), "--out-dir", dir});
@@ -92,12 +97,12 @@ TEST_P(SigCli, PemKeyFilesRoundTripAndAreNeverReplaced) {
   ASSERT_EQ(::stat((dir + "/private.pem").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
-  const auto sg = pqot_cli(with_ctx({"sig", "sign", "--alg", GetParam(), "--sk",
-                                     "@" + dir + "/private.pem", "--msg", "aa"}));
+  const auto sg = pqot_cli(with_ctx(
+      {"sig", "sign", "--alg", GetParam(), "--sk", "@" + dir + "/private.pem", "--msg", "aa"}));
   ASSERT_EQ(sg.exit_code, 0) << sg.err;
-  const auto vf = pqot_cli(with_ctx({"sig", "verify", "--alg", GetParam(), "--pk",
-                                     "@" + dir + "/public.pem", "--msg", "aa", "--sig",
-                                     cli_fields(sg.out)["sig"]}));
+  const auto vf =
+      pqot_cli(with_ctx({"sig", "verify", "--alg", GetParam(), "--pk", "@" + dir + "/public.pem",
+                         "--msg", "aa", "--sig", cli_fields(sg.out)["sig"]}));
   EXPECT_EQ(vf.exit_code, 0) << vf.err;
   EXPECT_EQ(vf.out, "valid\n");
 
@@ -107,37 +112,50 @@ TEST_P(SigCli, PemKeyFilesRoundTripAndAreNeverReplaced) {
                      "File exists");
   std::ifstream again(dir + "/private.pem");
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), {}), before);
+
+  // public.pem exists but private.pem does not: refused, and no orphan private key is left.
+  const pqot::test::TempDir other("pqot-sig-cli-rollback");
+  const std::string dir2 = other.path().string();
+  std::ofstream(dir2 + "/public.pem") << "someone else's\n";
+  expect_usage_error(pqot_cli({"sig", "keygen", "--alg", GetParam(), "--out-dir", dir2}),
+                     "File exists");
+  struct stat gone {};
+  EXPECT_NE(::stat((dir2 + "/private.pem").c_str(), &gone), 0) << "private.pem left behind";
+}
+
+std::string param_name(const ::testing::TestParamInfo<const char*>& info) {
+  std::string n = info.param;
+  for (char& c : n) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return n;
 }
 
 INSTANTIATE_TEST_SUITE_P(Schemes, SigCli,
                          ::testing::Values("ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519",
                                            "ML-DSA-65+Ed25519"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Schemes, SigCliFiles,
+                         ::testing::Values("ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519",
+                                           "ML-DSA-65+Ed25519", "RSA-2048-PKCS1", "RSA-2048-PSS"),
+                         param_name);
 
 TEST(SigCliErrors, BadInputIsOneLineOnStderrAndExitTwo) {
   const std::string sk = cli_fields(pqot_cli({"sig", "keygen", "--alg", "Ed25519"}).out)["sk"];
-  const std::string pk65 =
-      cli_fields(pqot_cli({"sig", "keygen", "--alg", "ML-DSA-65"}).out)["pk"];
+  const std::string pk65 = cli_fields(pqot_cli({"sig", "keygen", "--alg", "ML-DSA-65"}).out)["pk"];
   expect_usage_error(pqot_cli({"sig", "keygen", "--alg", "ML-DSA-66"}), "ML-DSA-66");
-  expect_usage_error(pqot_cli({"sig", "keygen", "--alg", "ML-DSA-65", "--seed", "00"}),
-                     "32 bytes");
-  expect_usage_error(pqot_cli({"sig", "sign", "--alg", "Ed25519", "--sk", sk, "--msg", "00",
-                               "--ctx", "01"}),
-                     "takes no context");
+  expect_usage_error(pqot_cli({"sig", "keygen", "--alg", "ML-DSA-65", "--seed", "00"}), "32 bytes");
+  expect_usage_error(
+      pqot_cli({"sig", "sign", "--alg", "Ed25519", "--sk", sk, "--msg", "00", "--ctx", "01"}),
+      "takes no context");
   expect_usage_error(pqot_cli({"sig", "sign", "--alg", "ML-DSA-65", "--sk", "00", "--msg", "00",
                                "--ctx", std::string(512, 'a')}),
                      "at most 255");
   expect_usage_error(pqot_cli({"sig", "sign", "--alg", "Ed25519", "--sk", sk, "--msg", "0g"}),
                      "--msg");
-  expect_usage_error(pqot_cli({"sig", "sign", "--alg", "Ed25519", "--sk", sk, "--msg", "00",
-                               "--rnd", "00"}),
-                     "--rnd");
+  expect_usage_error(
+      pqot_cli({"sig", "sign", "--alg", "Ed25519", "--sk", sk, "--msg", "00", "--rnd", "00"}),
+      "--rnd");
   expect_usage_error(pqot_cli({"sig", "sign", "--alg", "ML-DSA-65", "--sk", "00", "--msg", "00",
                                "--deterministic", "--rnd", hex_of(32, 0)}),
                      "excludes");
@@ -155,10 +173,27 @@ TEST(SigCliErrors, BadInputIsOneLineOnStderrAndExitTwo) {
   expect_usage_error(pqot_cli({"sig", "sign", "--alg", "ML-DSA-65", "--sk",
                                "@" + dir + "/private.pem", "--msg", "00"}),
                      "ML-DSA-44");
+  // A PEM file with a blank line before it is still PEM.
+  std::ifstream pem_in(dir + "/public.pem");
+  std::ofstream(dir + "/padded.pem") << "\n  \n" << pem_in.rdbuf();
+  const auto padded = pqot_cli({"sig", "verify", "--alg", "ML-DSA-44", "--pk",
+                                "@" + dir + "/padded.pem", "--msg", "00", "--sig", "00"});
+  EXPECT_EQ(padded.exit_code, 1) << padded.err;  // the key was read; the signature is invalid
+  // An argument file larger than any key or message is refused, not read into memory.
+  {
+    std::ofstream big(dir + "/big.hex");
+    const std::string chunk(1 << 20, 'a');
+    for (int i = 0; i < 17; ++i) big << chunk;
+  }
+  expect_usage_error(
+      pqot_cli({"sig", "verify", "--alg", "ML-DSA-44", "--pk", "@" + dir + "/public.pem", "--msg",
+                "@" + dir + "/big.hex", "--sig", "00"}),
+      "16 MiB");
   // A PEM file that is not a key at all.
-  std::ofstream(dir + "/junk.pem") << "-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n";
-  expect_usage_error(pqot_cli({"sig", "verify", "--alg", "ML-DSA-44", "--pk", "@" + dir + "/junk.pem",
-                               "--msg", "00", "--sig", "00"}),
+  std::ofstream(dir + "/junk.pem")
+      << "-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n";
+  expect_usage_error(pqot_cli({"sig", "verify", "--alg", "ML-DSA-44", "--pk",
+                               "@" + dir + "/junk.pem", "--msg", "00", "--sig", "00"}),
                      "--pk");
 }
 

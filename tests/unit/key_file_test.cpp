@@ -277,6 +277,23 @@ TEST(KeyFile, ErrorsInsidePrivateKeysShowNoKeyBytes) {
   const std::string wrong_length = message(pkcs8(kOid44, seed));
   EXPECT_EQ(wrong_length.find("156"), std::string::npos) << wrong_length;
   EXPECT_EQ(wrong_length.find("30 present"), std::string::npos) << wrong_length;
+  // A seed starting 80 0a: a 10-byte seed [0] and then 20 bytes that would be "trailing": their
+  // count would reveal the second byte.
+  seed[1] = 0x0a;
+  const std::string trailing = message(pkcs8(kOid44, seed));
+  EXPECT_EQ(trailing.find("20"), std::string::npos) << trailing;
+  // A seed starting 80 1e: a 30-byte seed [0] and nothing after it; "got 30" would reveal it.
+  seed[1] = 0x1e;
+  const std::string short_seed = [&] {
+    try {
+      decode_private_key(pkcs8(kOid44, Bytes(seed.begin(), seed.begin() + 32)));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  }();
+  EXPECT_EQ(short_seed.find("30"), std::string::npos) << short_seed;
+  EXPECT_NE(short_seed.find("seed"), std::string::npos) << short_seed;
   // Public structures do say what they found.
   const std::string pub = [] {
     try {

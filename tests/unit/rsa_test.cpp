@@ -11,6 +11,7 @@
 #include <string>
 
 #include "pqot/crypto/error.hpp"
+#include "pqot/crypto/key_file.hpp"
 #include "pqot/crypto/random.hpp"
 
 namespace pqot::crypto {
@@ -239,6 +240,12 @@ TEST_P(RsaSignature2048, MalformedKeysRefused) {
   Bytes even = modulus(2048);
   even.back() = 0xfe;
   EXPECT_EQ(error_of([&] { rsa.check_public_key(spki(even, kE65537)); }), ErrorCode::invalid_key);
+  // A key file holding such a key is refused by the same rules, not only when it is used.
+  for (const Bytes& bad :
+       {spki(modulus(2048), {0x01}), spki(modulus(2048), {0x02}), spki(even, kE65537)}) {
+    EXPECT_EQ(error_of([&] { (void)decode_public_key(bad); }), ErrorCode::invalid_key);
+    EXPECT_EQ(error_of([&] { (void)decode_public_key(bad, &rsa); }), ErrorCode::invalid_key);
+  }
   // The same key with a long-form length where DER requires the short one (BER, not DER).
   Bytes ber = {0x30, 0x83, 0x00};
   ber.insert(ber.end(), pk.begin() + 2, pk.end());

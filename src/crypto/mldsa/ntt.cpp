@@ -2,6 +2,7 @@
 // arithmetic: zeta^BitRev8(m) is stored times 2^32 so that montgomery_reduce() yields the plain
 // product.
 #include <array>
+#include <cstdlib>
 
 #include "poly.hpp"
 #include "reduce.hpp"
@@ -96,10 +97,13 @@ void ntt(Poly& a) noexcept {
   ntt_layer<1>(a.c, m);
 }
 
+// Input: coefficients with |w_j| < q (reduced or not: times_challenge passes values in (-q, q)).
+static_assert(256LL * (kQ - 1) < (1LL << 31), "the inverse NTT's additions stay below 2^31");
+
 void invntt_tomont(Poly& a) noexcept {
   auto& w = a.c;
   std::size_t m = kN;
-  // len = 1 .. 64. The additions grow: after layer len, |w_j| <= 2 len * 6283009.
+  // len = 1 .. 64. The additions grow: after layer len, |w_j| < 2 len q.
   invntt_layer<1>(w, m);
   invntt_layer<2>(w, m);
   invntt_layer<4>(w, m);
@@ -107,8 +111,8 @@ void invntt_tomont(Poly& a) noexcept {
   invntt_layer<16>(w, m);
   invntt_layer<32>(w, m);
   invntt_layer<64>(w, m);
-  // len = 128 (zetas[1]) with the scaling by f (line 21) folded in: |t +- w_j| < 256 * 6283009
-  // < 2^31, so both products stay below q 2^31.
+  // len = 128 (zetas[1]) with the scaling by f (line 21) folded in: |t +- u| < 256 (q - 1) < 2^31
+  // (static_assert above), so both products stay below q 2^31.
   for (std::size_t j = 0; j < kN / 2; ++j) {
     const std::int64_t t = w[j];
     const std::int64_t u = w[j + kN / 2];
@@ -125,8 +129,11 @@ void poly_pointwise(Poly& r, const Poly& a, const Poly& b) noexcept {
 
 namespace {
 
+// Sum of L products of coefficients below q in magnitude (A_hat's are in [0, q); the NTT of y, z or
+// s1 stays below 9q): at most 7 * q * 9q < q 2^31, so one Montgomery reduction per coefficient.
 template <std::size_t L>
 void poly_dot_n(Poly& r, const Poly* a, const Poly* b) noexcept {
+  static_assert(L <= 7, "the accumulated products must stay below q 2^31");
   for (std::size_t i = 0; i < kN; ++i) {
     std::int64_t acc = 0;
     for (std::size_t j = 0; j < L; ++j) acc += static_cast<std::int64_t>(a[j].c[i]) * b[j].c[i];
@@ -148,11 +155,8 @@ void poly_dot(Poly& r, const Poly* a, const Poly* b, std::size_t n) noexcept {
       poly_dot_n<7>(r, a, b);
       return;
     default:
-      for (std::size_t i = 0; i < kN; ++i) {
-        std::int64_t acc = 0;
-        for (std::size_t j = 0; j < n; ++j) acc += static_cast<std::int64_t>(a[j].c[i]) * b[j].c[i];
-        r.c[i] = montgomery_reduce(acc);
-      }
+      // Only l = 4, 5, 7 exist (FIPS 204 Table 1); the bound argument of poly_dot_n needs l <= 7.
+      std::abort();
   }
 }
 
