@@ -60,8 +60,9 @@ enum class Type : std::uint8_t {
   deregister_command = 0x13,
 };
 
-// ---- bodies: one struct per type, in type-code order ---------------------------------------------
-// Variable fields carry a u16 big-endian length on the wire, so each is at most 65,535 bytes.
+// ---- bodies: one struct per type, in type-code order
+// --------------------------------------------- Variable fields carry a u16 big-endian length on
+// the wire, so each is at most 65,535 bytes.
 
 struct Initiate {  // 0x01: url, digest (the original sends the SHA-256 as hex text)
   std::string url;
@@ -129,18 +130,18 @@ struct DeregisterCommand {  // 0x13
 
 using Body = std::variant<Initiate, Response, Activate, Action, Data, IdRequest, JoinRequest,
                           JoinCommand, HumanJoinRequest, HumanJoinResponse, ObservedJoinRequest,
-                          ObservedJoinResponse, ObservationRequest, ResignRequest,
-                          TerminateCommand, DeregisterRequest, DeregisterCommand>;
+                          ObservedJoinResponse, ObservationRequest, ResignRequest, TerminateCommand,
+                          DeregisterRequest, DeregisterCommand>;
 
 /// The type code a body is sent with.
 std::uint8_t type_of(const Body& body) noexcept;
 
 struct LegacyEnvelope {
-  std::uint8_t type = 0;      ///< must equal type_of(body); encode() checks
-  std::uint64_t sequence = 0; ///< u64 little-endian on the wire
-  std::uint64_t sender = 0;   ///< u64 little-endian on the wire
-  Bytes token;                ///< the original uses a 36-byte UUID4 string
-  Bytes signature;            ///< kSignatureSize bytes once signed; empty before
+  std::uint8_t type = 0;       ///< must equal type_of(body); encode() checks
+  std::uint64_t sequence = 0;  ///< u64 little-endian on the wire
+  std::uint64_t sender = 0;    ///< u64 little-endian on the wire
+  Bytes token;                 ///< the original uses a 36-byte UUID4 string
+  Bytes signature;             ///< kSignatureSize bytes once signed; empty before
   Body body;
   bool operator==(const LegacyEnvelope&) const = default;
 };

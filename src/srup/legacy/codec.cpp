@@ -15,7 +15,9 @@ namespace {
 // version, type, sequence, sender: the fixed part before the token.
 constexpr std::size_t kFixedPrefix = 1 + 1 + 8 + 8;
 
-[[noreturn]] void malformed(const std::string& what) { throw LegacyError(Reason::malformed, what); }
+[[noreturn]] void malformed(const std::string& what) {
+  throw LegacyError(Reason::malformed, what);
+}
 
 // Reads through common::ByteReader, naming the field in every refusal.
 class WireReader {
@@ -106,32 +108,46 @@ Body decode_body(std::uint8_t type, WireReader& r) {
       b.digest = r.field_text("digest");
       return b;
     }
-    case Type::response: return Response{r.u8("status")};
-    case Type::activate: return Activate{};
-    case Type::action: return Action{r.u8("action_id")};
+    case Type::response:
+      return Response{r.u8("status")};
+    case Type::activate:
+      return Activate{};
+    case Type::action:
+      return Action{r.u8("action_id")};
     case Type::data: {
       Data b;
       b.data_id = r.field_bytes("data_id");
       b.data = r.field_bytes("data");
       return b;
     }
-    case Type::id_request: return IdRequest{};
-    case Type::join_request: return JoinRequest{};
-    case Type::join_command: return JoinCommand{r.u64_le("device_id")};
-    case Type::human_join_request: return HumanJoinRequest{};
-    case Type::human_join_response: return HumanJoinResponse{r.field_bytes("blob")};
-    case Type::observed_join_request: return ObservedJoinRequest{r.u64_le("observer_id")};
-    case Type::observed_join_response: return ObservedJoinResponse{r.field_bytes("blob")};
+    case Type::id_request:
+      return IdRequest{};
+    case Type::join_request:
+      return JoinRequest{};
+    case Type::join_command:
+      return JoinCommand{r.u64_le("device_id")};
+    case Type::human_join_request:
+      return HumanJoinRequest{};
+    case Type::human_join_response:
+      return HumanJoinResponse{r.field_bytes("blob")};
+    case Type::observed_join_request:
+      return ObservedJoinRequest{r.u64_le("observer_id")};
+    case Type::observed_join_response:
+      return ObservedJoinResponse{r.field_bytes("blob")};
     case Type::observation_request: {
       ObservationRequest b;
       b.joining_device_id = r.u64_le("joining_device_id");
       b.blob = r.field_bytes("blob");
       return b;
     }
-    case Type::resign_request: return ResignRequest{};
-    case Type::terminate_command: return TerminateCommand{};
-    case Type::deregister_request: return DeregisterRequest{};
-    case Type::deregister_command: return DeregisterCommand{};
+    case Type::resign_request:
+      return ResignRequest{};
+    case Type::terminate_command:
+      return TerminateCommand{};
+    case Type::deregister_request:
+      return DeregisterRequest{};
+    case Type::deregister_command:
+      return DeregisterCommand{};
   }
   check_type(type);  // not reached: decode() checked the type; this throws for any other code
   malformed("type");
@@ -215,9 +231,13 @@ LegacyEnvelope decode(ByteView wire) {
   return e;
 }
 
-Bytes encode(const LegacyEnvelope& envelope) { return serialize(envelope, true); }
+Bytes encode(const LegacyEnvelope& envelope) {
+  return serialize(envelope, true);
+}
 
-Bytes signed_bytes(const LegacyEnvelope& envelope) { return serialize(envelope, false); }
+Bytes signed_bytes(const LegacyEnvelope& envelope) {
+  return serialize(envelope, false);
+}
 
 Bytes signed_bytes(ByteView wire) {
   const LegacyEnvelope e = decode(wire);  // refuses what is not a complete envelope

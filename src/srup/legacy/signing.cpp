@@ -8,7 +8,9 @@ namespace pqot::srup::legacy {
 
 namespace {
 
-const crypto::Signature& suite() { return crypto::signature_by_name(kSuiteName); }
+const crypto::Signature& suite() {
+  return crypto::signature_by_name(kSuiteName);
+}
 
 }  // namespace
 
@@ -20,8 +22,7 @@ bool verify(const LegacyEnvelope& envelope, ByteView rsa_public_key_spki_der) {
 }
 
 LegacyEnvelope sign(LegacyEnvelope envelope, ByteView rsa_secret_key_pkcs8_der) {
-  envelope.signature = suite().sign_deterministic(rsa_secret_key_pkcs8_der,
-                                                  signed_bytes(envelope));
+  envelope.signature = suite().sign_deterministic(rsa_secret_key_pkcs8_der, signed_bytes(envelope));
   return envelope;
 }
 

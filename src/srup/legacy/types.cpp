@@ -32,14 +32,11 @@ constexpr Type code_of() {
 
 std::uint8_t type_of(const Body& body) noexcept {
   return std::visit(
-      [](const auto& b) {
-        return static_cast<std::uint8_t>(code_of<std::decay_t<decltype(b)>>());
-      },
+      [](const auto& b) { return static_cast<std::uint8_t>(code_of<std::decay_t<decltype(b)>>()); },
       body);
 }
 
-LegacyEnvelope make_envelope(std::uint64_t sequence, std::uint64_t sender, Bytes token,
-                             Body body) {
+LegacyEnvelope make_envelope(std::uint64_t sequence, std::uint64_t sender, Bytes token, Body body) {
   LegacyEnvelope e;
   e.type = type_of(body);
   e.sequence = sequence;
@@ -51,12 +48,18 @@ LegacyEnvelope make_envelope(std::uint64_t sequence, std::uint64_t sender, Bytes
 
 const char* to_string(Reason reason) noexcept {
   switch (reason) {
-    case Reason::malformed: return "MALFORMED";
-    case Reason::unsupported_version: return "UNSUPPORTED_VERSION";
-    case Reason::unsupported_type: return "UNSUPPORTED_TYPE";
-    case Reason::unknown_type: return "UNKNOWN_TYPE";
-    case Reason::unsupported_signature: return "UNSUPPORTED_SIGNATURE";
-    case Reason::invalid_argument: return "INVALID_ARGUMENT";
+    case Reason::malformed:
+      return "MALFORMED";
+    case Reason::unsupported_version:
+      return "UNSUPPORTED_VERSION";
+    case Reason::unsupported_type:
+      return "UNSUPPORTED_TYPE";
+    case Reason::unknown_type:
+      return "UNKNOWN_TYPE";
+    case Reason::unsupported_signature:
+      return "UNSUPPORTED_SIGNATURE";
+    case Reason::invalid_argument:
+      return "INVALID_ARGUMENT";
   }
   return "?";
 }
@@ -67,38 +70,70 @@ LegacyError::LegacyError(Reason reason, const std::string& what)
 // Names as the original's message classes call them (reference section 1).
 std::string_view type_name(std::uint8_t type) noexcept {
   switch (type) {
-    case 0x00: return "Generic";
-    case 0x01: return "Initiate";
-    case 0x02: return "Response";
-    case 0x03: return "Activate";
-    case 0x04: return "Action";
-    case 0x05: return "Data";
-    case 0x06: return "ID Request";
-    case 0x07: return "Group Add";
-    case 0x08: return "Group Delete";
-    case 0x09: return "Join Request";
-    case 0x0A: return "Join Command";
-    case 0x0B: return "Human Join Request";
-    case 0x0C: return "Human Join Response";
-    case 0x0D: return "Observed Join Request";
-    case 0x0E: return "Observed Join Response";
-    case 0x0F: return "Observation Request";
-    case 0x10: return "Resign Request";
-    case 0x11: return "Terminate Command";
-    case 0x12: return "Deregister Request";
-    case 0x13: return "Deregister Command";
-    case 0x14: return "Group Destroy";
-    case 0x21: return "Syndication Init";
-    case 0x24: return "Syndicated Action";
-    case 0x25: return "Syndicated Data";
-    case 0x26: return "Syndicated ID Request";
-    case 0x27: return "Syndicated Device Count";
-    case 0x28: return "Syndicated Device List";
-    case 0x29: return "Syndication Request";
-    case 0x2C: return "Syndicated C2 Request";
-    case 0x2E: return "Syndicated End Request";
-    case 0x2F: return "Syndicated Terminate";
-    default: break;
+    case 0x00:
+      return "Generic";
+    case 0x01:
+      return "Initiate";
+    case 0x02:
+      return "Response";
+    case 0x03:
+      return "Activate";
+    case 0x04:
+      return "Action";
+    case 0x05:
+      return "Data";
+    case 0x06:
+      return "ID Request";
+    case 0x07:
+      return "Group Add";
+    case 0x08:
+      return "Group Delete";
+    case 0x09:
+      return "Join Request";
+    case 0x0A:
+      return "Join Command";
+    case 0x0B:
+      return "Human Join Request";
+    case 0x0C:
+      return "Human Join Response";
+    case 0x0D:
+      return "Observed Join Request";
+    case 0x0E:
+      return "Observed Join Response";
+    case 0x0F:
+      return "Observation Request";
+    case 0x10:
+      return "Resign Request";
+    case 0x11:
+      return "Terminate Command";
+    case 0x12:
+      return "Deregister Request";
+    case 0x13:
+      return "Deregister Command";
+    case 0x14:
+      return "Group Destroy";
+    case 0x21:
+      return "Syndication Init";
+    case 0x24:
+      return "Syndicated Action";
+    case 0x25:
+      return "Syndicated Data";
+    case 0x26:
+      return "Syndicated ID Request";
+    case 0x27:
+      return "Syndicated Device Count";
+    case 0x28:
+      return "Syndicated Device List";
+    case 0x29:
+      return "Syndication Request";
+    case 0x2C:
+      return "Syndicated C2 Request";
+    case 0x2E:
+      return "Syndicated End Request";
+    case 0x2F:
+      return "Syndicated Terminate";
+    default:
+      break;
   }
   // The original's syndication range has codes the reference lists no body for (0x22, 0x23,
   // 0x2A, 0x2B, 0x2D); they are refused with the range, by its name.
