@@ -180,6 +180,7 @@ struct BodyWriter {
 
 // Serializes the envelope, with the signature field only when `with_signature`.
 Bytes serialize(const LegacyEnvelope& e, bool with_signature) {
+  if (e.body.valueless_by_exception()) throw LegacyError(Reason::invalid_argument, "no body");
   if (e.type != type_of(e.body)) {
     throw LegacyError(Reason::invalid_argument, "type byte does not match the body");
   }
