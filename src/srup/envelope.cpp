@@ -1,0 +1,170 @@
+// docs/srup-pq.md section 2: the envelope layout, parsed with every length bounded first.
+#include "pqot/srup/envelope.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "pqot/crypto/hash.hpp"
+#include "pqot/crypto/kem.hpp"
+#include "pqot/crypto/signature.hpp"
+
+namespace pqot::srup {
+
+namespace {
+
+constexpr std::uint64_t kAllOnes = ~std::uint64_t{0};
+constexpr std::size_t kRsa2048Bytes = 256;
+
+// A cursor over the wire bytes: every read is checked against what remains.
+class Reader {
+ public:
+  explicit Reader(ByteView data) : data_(data) {}
+  std::size_t remaining() const noexcept { return data_.size() - pos_; }
+  std::size_t position() const noexcept { return pos_; }
+  ByteView take(std::size_t n, const char* what) {
+    if (n > remaining()) throw Refused(Refusal::malformed, std::string(what) + " runs past the end");
+    const ByteView v = data_.subspan(pos_, n);
+    pos_ += n;
+    return v;
+  }
+  std::uint8_t u8(const char* what) { return take(1, what)[0]; }
+  std::uint64_t be(std::size_t n, const char* what) {
+    std::uint64_t v = 0;
+    for (std::uint8_t b : take(n, what)) v = v << 8 | b;
+    return v;
+  }
+
+ private:
+  ByteView data_;
+  std::size_t pos_ = 0;
+};
+
+void put_be(Bytes& out, std::uint64_t v, std::size_t n) {
+  for (std::size_t i = n; i-- > 0;) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+
+bool mode_allowed(MessageType type, Mode mode) {
+  return mode == required_mode(type) || (mode == Mode::session && allows_session(type));
+}
+
+}  // namespace
+
+TopicTag topic_tag(std::string_view topic) {
+  const auto digest = crypto::sha256(crypto::as_bytes(topic));
+  TopicTag tag{};
+  std::copy_n(digest.begin(), tag.size(), tag.begin());
+  return tag;
+}
+
+WireSizes wire_sizes(Suite suite) {
+  const SuiteInfo info = suite_info(suite);
+  if (info.legacy) return {kRsa2048Bytes, kRsa2048Bytes};
+  return {crypto::signature_by_name(info.signature).signature_size(),
+          crypto::kem_by_name(info.kem).ciphertext_size()};
+}
+
+EnvelopeView parse_envelope(ByteView wire) {
+  if (wire.size() > kMaxEnvelope) {
+    throw Refused(Refusal::malformed, "envelope of " + std::to_string(wire.size()) +
+                                          " bytes exceeds " + std::to_string(kMaxEnvelope));
+  }
+  Reader r(wire);
+  EnvelopeView v;
+  Header& h = v.header;
+  const ByteView magic = r.take(kMagic.size(), "magic");
+  if (!std::equal(magic.begin(), magic.end(), kMagic.begin())) {
+    throw Refused(Refusal::malformed, "not an SRUP-PQ envelope (magic)");
+  }
+  if (r.u8("version") != kVersion) throw Refused(Refusal::malformed, "unsupported version");
+  const auto type = message_type(r.u8("type"));
+  if (!type) throw Refused(Refusal::malformed, "unknown or out-of-scope message type");
+  h.type = *type;
+  const auto suite = suite_info(r.u8("suite"));
+  if (!suite) throw Refused(Refusal::unsupported_suite, "unknown suite");
+  h.suite = suite->suite;
+  const std::uint8_t mode = r.u8("mode");
+  if (mode > static_cast<std::uint8_t>(Mode::telemetry_group) ||
+      !mode_allowed(h.type, static_cast<Mode>(mode))) {
+    throw Refused(Refusal::malformed, "mode not allowed for " + std::string(to_string(h.type)));
+  }
+  h.mode = static_cast<Mode>(mode);
+  h.sender = r.be(8, "sender");
+  h.recipient = r.be(8, "recipient");
+  h.sequence = r.be(8, "sequence");
+  h.timestamp_ms = r.be(8, "timestamp");
+  h.lifetime_ms = static_cast<std::uint32_t>(r.be(4, "lifetime"));
+  const ByteView tag = r.take(h.topic.size(), "topic tag");
+  std::copy(tag.begin(), tag.end(), h.topic.begin());
+  if (h.sender == 0 || h.sender == kAllOnes) throw Refused(Refusal::malformed, "reserved sender ID");
+  if (h.recipient == kAllOnes || (h.recipient == 0) != (h.mode == Mode::telemetry_group)) {
+    throw Refused(Refusal::malformed, "recipient ID not valid for the mode");
+  }
+  if (h.lifetime_ms == 0 || h.lifetime_ms > kMaxLifetimeMs) {
+    throw Refused(Refusal::malformed, "lifetime out of range");
+  }
+  const std::size_t token_length = r.u8("token length");
+  if (token_length > kMaxToken) throw Refused(Refusal::malformed, "token longer than 64 bytes");
+  const ByteView token = r.take(token_length, "token");
+  h.token.assign(token.begin(), token.end());
+  const std::size_t body_length = r.be(2, "body length");
+  v.header_bytes = wire.first(r.position());
+
+  const WireSizes sizes = wire_sizes(h.suite);
+  switch (h.mode) {
+    case Mode::signed_clear:
+      v.body = r.take(body_length, "body");
+      break;
+    case Mode::sealed:
+      v.kem_ciphertext = r.take(sizes.kem_ciphertext, "KEM ciphertext");
+      if (body_length < kAeadTag) throw Refused(Refusal::malformed, "sealed body shorter than its tag");
+      v.body = r.take(body_length, "sealed body");
+      break;
+    case Mode::session:
+    case Mode::telemetry_group:
+      v.epoch = static_cast<std::uint32_t>(r.be(kEpochSize, "epoch"));
+      if (body_length < kAeadTag) throw Refused(Refusal::malformed, "sealed body shorter than its tag");
+      v.body = r.take(body_length, "sealed body");
+      break;
+  }
+  if (h.mode == Mode::signed_clear || h.mode == Mode::sealed) {
+    v.signed_part = wire.first(r.position());
+    v.signature = r.take(sizes.signature, "signature");
+  }
+  if (r.remaining() != 0) throw Refused(Refusal::malformed, "bytes after the envelope");
+  return v;
+}
+
+Bytes encode_header(const Header& h, std::size_t body_length) {
+  if (h.token.size() > kMaxToken) throw std::invalid_argument("SRUP-PQ: token longer than 64 bytes");
+  if (h.lifetime_ms == 0 || h.lifetime_ms > kMaxLifetimeMs) {
+    throw std::invalid_argument("SRUP-PQ: lifetime must be 1 ms .. 7 days");
+  }
+  if (h.sender == 0 || h.sender == kAllOnes || h.recipient == kAllOnes ||
+      (h.recipient == 0) != (h.mode == Mode::telemetry_group)) {
+    throw std::invalid_argument("SRUP-PQ: reserved sender or recipient ID for this mode");
+  }
+  if (!mode_allowed(h.type, h.mode)) {
+    throw std::invalid_argument("SRUP-PQ: mode not allowed for " + std::string(to_string(h.type)));
+  }
+  if (body_length > 0xffff) throw std::invalid_argument("SRUP-PQ: body longer than 65,535 bytes");
+  Bytes out;
+  out.reserve(kFixedHeader + h.token.size());
+  out.insert(out.end(), kMagic.begin(), kMagic.end());
+  out.push_back(kVersion);
+  out.push_back(static_cast<std::uint8_t>(h.type));
+  out.push_back(static_cast<std::uint8_t>(h.suite));
+  out.push_back(static_cast<std::uint8_t>(h.mode));
+  put_be(out, h.sender, 8);
+  put_be(out, h.recipient, 8);
+  put_be(out, h.sequence, 8);
+  put_be(out, h.timestamp_ms, 8);
+  put_be(out, h.lifetime_ms, 4);
+  out.insert(out.end(), h.topic.begin(), h.topic.end());
+  out.push_back(static_cast<std::uint8_t>(h.token.size()));
+  out.insert(out.end(), h.token.begin(), h.token.end());
+  put_be(out, body_length, 2);
+  return out;
+}
+
+}  // namespace pqot::srup
