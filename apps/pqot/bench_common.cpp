@@ -104,9 +104,12 @@ void print_rows(const std::vector<Row>& rows, const Options& o, bool per_operati
   for (const auto& r : rows) {
     std::ostringstream spread;
     spread << std::fixed << std::setprecision(1) << r.min_us << ".." << r.max_us;
+    // Slow operations (RSA key generation: seconds) get decimals, so 0.02 ops/s is not "0".
+    const double ops = 1e6 / r.us_per_op;
     std::cout << std::left << std::setw(36) << r.name << std::right << std::fixed
-              << std::setprecision(2) << std::setw(12) << r.us_per_op << std::setprecision(0)
-              << std::setw(14) << 1e6 / r.us_per_op << std::setw(22) << spread.str() << "\n";
+              << std::setprecision(2) << std::setw(12) << r.us_per_op
+              << std::setprecision(ops < 10 ? 2 : 0) << std::setw(14) << ops << ' '
+              << std::setw(21) << spread.str() << "\n";
   }
   if (rows.empty()) return;
   std::cout << "\n("
