@@ -2,6 +2,7 @@
 #include "pqot/srup/envelope.hpp"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -39,10 +40,6 @@ class Reader {
   ByteView data_;
   std::size_t pos_ = 0;
 };
-
-void put_be(Bytes& out, std::uint64_t v, std::size_t n) {
-  for (std::size_t i = n; i-- > 0;) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
 
 bool mode_allowed(MessageType type, Mode mode) {
   return mode == required_mode(type) || (mode == Mode::session && allows_session(type));
@@ -148,23 +145,30 @@ Bytes encode_header(const Header& h, std::size_t body_length) {
     throw std::invalid_argument("SRUP-PQ: mode not allowed for " + std::string(to_string(h.type)));
   }
   if (body_length > 0xffff) throw std::invalid_argument("SRUP-PQ: body longer than 65,535 bytes");
-  Bytes out;
-  out.reserve(kFixedHeader + h.token.size());
-  out.insert(out.end(), kMagic.begin(), kMagic.end());
-  out.push_back(kVersion);
-  out.push_back(static_cast<std::uint8_t>(h.type));
-  out.push_back(static_cast<std::uint8_t>(h.suite));
-  out.push_back(static_cast<std::uint8_t>(h.mode));
-  put_be(out, h.sender, 8);
-  put_be(out, h.recipient, 8);
-  put_be(out, h.sequence, 8);
-  put_be(out, h.timestamp_ms, 8);
-  put_be(out, h.lifetime_ms, 4);
-  out.insert(out.end(), h.topic.begin(), h.topic.end());
-  out.push_back(static_cast<std::uint8_t>(h.token.size()));
-  out.insert(out.end(), h.token.begin(), h.token.end());
-  put_be(out, body_length, 2);
-  return out;
+  // Written into a fixed buffer (the header is at most 55 + 64 bytes), then copied once.
+  std::array<std::uint8_t, kFixedHeader + kMaxToken> buf{};
+  std::size_t pos = 0;
+  const auto put = [&](std::uint64_t v, std::size_t n) {
+    for (std::size_t i = n; i-- > 0;) buf[pos++] = static_cast<std::uint8_t>(v >> (8 * i));
+  };
+  const auto put_bytes = [&](ByteView bytes) {
+    for (std::uint8_t byte : bytes) buf[pos++] = byte;
+  };
+  put_bytes(kMagic);
+  put(kVersion, 1);
+  put(static_cast<std::uint8_t>(h.type), 1);
+  put(static_cast<std::uint8_t>(h.suite), 1);
+  put(static_cast<std::uint8_t>(h.mode), 1);
+  put(h.sender, 8);
+  put(h.recipient, 8);
+  put(h.sequence, 8);
+  put(h.timestamp_ms, 8);
+  put(h.lifetime_ms, 4);
+  put_bytes(h.topic);
+  put(h.token.size(), 1);
+  put_bytes(h.token);
+  put(body_length, 2);
+  return Bytes(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(pos));
 }
 
 }  // namespace pqot::srup

@@ -7,23 +7,39 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <map>
 #include <utility>
 #include <string>
 
 #include "../support/crypto_error.hpp"
 #include "pqot/crypto/error.hpp"
+#include "pqot/crypto/key_file.hpp"
 
 namespace pqot::crypto {
 namespace {
 
 using test::code_of;
 
-// Two key pairs per scheme, made once: RSA-7680 key generation takes seconds.
+// Two key pairs per scheme, made once per process. RSA keys come from tests/data/rsa/ (each CTest
+// entry is its own process, and a 7680-bit key takes 10-55 s to generate; rsa_test.cpp tests
+// RSA key generation itself).
+SignatureKeyPair rsa_test_key(const Signature& alg, int which) {
+  const std::string path = std::string(PQOT_TEST_DATA_DIR) + "/rsa/rsa" +
+                           std::to_string(alg.signature_size() * 8) + (which == 0 ? "-a" : "-b") +
+                           ".p8.der";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("missing test key " + path);
+  const Bytes der((std::istreambuf_iterator<char>(in)), {});
+  return decode_private_key(der, &alg).keys;
+}
+
 const SignatureKeyPair& key_pair(const Signature& alg, int which) {
   static std::map<std::pair<std::string_view, int>, SignatureKeyPair> cache;
   auto [it, fresh] = cache.try_emplace({alg.name(), which});
-  if (fresh) it->second = alg.keygen();
+  if (fresh) it->second = alg.legacy() ? rsa_test_key(alg, which) : alg.keygen();
   return it->second;
 }
 
