@@ -12,6 +12,7 @@
 #include <string>
 
 #include "key_file_doubles.hpp"
+#include "../support/der_builder.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "pqot/crypto/random.hpp"
@@ -19,28 +20,8 @@
 namespace pqot::crypto {
 namespace {
 
-// An independent DER writer for building malformed inputs (tag, minimal length, value).
-Bytes tlv(std::uint8_t tag, const Bytes& value) {
-  const std::size_t n = value.size();
-  Bytes out;
-  out.reserve(n + 4);  // (and keeps GCC 12's -Warray-bounds quiet about the inserts below)
-  out.push_back(tag);
-  if (n >= 0x100) {
-    out.push_back(0x82);
-    out.push_back(static_cast<std::uint8_t>(n >> 8));
-  } else if (n >= 0x80) {
-    out.push_back(0x81);
-  }
-  out.push_back(static_cast<std::uint8_t>(n));
-  out.insert(out.end(), value.begin(), value.end());
-  return out;
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+using ::pqot::test::cat;
+using ::pqot::test::tlv;
 
 Bytes bytes(ByteView v) {
   return Bytes(v.begin(), v.end());

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "pqot/crypto/error.hpp"
+#include "../support/der_builder.hpp"
 #include "pqot/crypto/key_file.hpp"
 #include "pqot/crypto/random.hpp"
 
@@ -51,26 +52,10 @@ std::optional<ErrorCode> error_of(F&& f) {
   return std::nullopt;
 }
 
-// DER by hand, so the key checks see inputs OpenSSL would never produce.
-Bytes tlv(std::uint8_t tag, const Bytes& content) {
-  const std::size_t n = content.size();
-  Bytes out;
-  out.reserve(4 + n);
-  out.push_back(tag);
-  if (n >= 0x100) {
-    out.push_back(0x82);
-    out.push_back(static_cast<std::uint8_t>(n >> 8));
-  } else if (n >= 0x80) {
-    out.push_back(0x81);
-  }
-  out.push_back(static_cast<std::uint8_t>(n));
-  out.insert(out.end(), content.begin(), content.end());
-  return out;
-}
-Bytes cat(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+// DER by hand (tests/support/der_builder.hpp), so the key checks see inputs OpenSSL would never
+// produce.
+using ::pqot::test::cat;
+using ::pqot::test::tlv;
 // SPKI { { rsaEncryption, NULL }, BIT STRING { SEQUENCE { INTEGER n, INTEGER e } } } with the
 // INTEGER contents given as they are to be encoded (RFC 8017 A.1.1, RFC 5280 4.1).
 Bytes spki(const Bytes& n, const Bytes& e) {
