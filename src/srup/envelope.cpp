@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "pqot/common/byte_io.hpp"
 #include "pqot/crypto/hash.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/signature.hpp"
@@ -17,17 +18,17 @@ namespace {
 constexpr std::uint64_t kAllOnes = ~std::uint64_t{0};
 constexpr std::size_t kRsa2048Bytes = 256;
 
-// A cursor over the wire bytes: every read is checked against what remains.
+// The shared bounds-checked reader (common/byte_io.hpp), with each refusal naming its field.
 class Reader {
  public:
-  explicit Reader(ByteView data) : data_(data) {}
-  std::size_t remaining() const noexcept { return data_.size() - pos_; }
-  std::size_t position() const noexcept { return pos_; }
+  explicit Reader(ByteView data) : r_(data), size_(data.size()) {}
+  std::size_t remaining() const noexcept { return r_.remaining(); }
+  std::size_t position() const noexcept { return size_ - r_.remaining(); }
   ByteView take(std::size_t n, const char* what) {
-    if (n > remaining()) throw Refused(Refusal::malformed, std::string(what) + " runs past the end");
-    const ByteView v = data_.subspan(pos_, n);
-    pos_ += n;
-    return v;
+    if (n > r_.remaining()) {
+      throw Refused(Refusal::malformed, std::string(what) + " runs past the end");
+    }
+    return r_.bytes(n);
   }
   std::uint8_t u8(const char* what) { return take(1, what)[0]; }
   std::uint64_t be(std::size_t n, const char* what) {
@@ -37,8 +38,8 @@ class Reader {
   }
 
  private:
-  ByteView data_;
-  std::size_t pos_ = 0;
+  common::ByteReader r_;
+  std::size_t size_;
 };
 
 bool mode_allowed(MessageType type, Mode mode) {
@@ -93,7 +94,8 @@ EnvelopeView parse_envelope(ByteView wire) {
   h.lifetime_ms = static_cast<std::uint32_t>(r.be(4, "lifetime"));
   const ByteView tag = r.take(h.topic.size(), "topic tag");
   std::copy(tag.begin(), tag.end(), h.topic.begin());
-  if (h.sender == 0 || h.sender == kAllOnes) throw Refused(Refusal::malformed, "reserved sender ID");
+  if (h.sender == 0 || h.sender == kAllOnes)
+    throw Refused(Refusal::malformed, "reserved sender ID");
   if (h.recipient == kAllOnes || (h.recipient == 0) != (h.mode == Mode::telemetry_group)) {
     throw Refused(Refusal::malformed, "recipient ID not valid for the mode");
   }
@@ -114,13 +116,15 @@ EnvelopeView parse_envelope(ByteView wire) {
       break;
     case Mode::sealed:
       v.kem_ciphertext = r.take(sizes.kem_ciphertext, "KEM ciphertext");
-      if (body_length < kAeadTag) throw Refused(Refusal::malformed, "sealed body shorter than its tag");
+      if (body_length < kAeadTag)
+        throw Refused(Refusal::malformed, "sealed body shorter than its tag");
       v.body = r.take(body_length, "sealed body");
       break;
     case Mode::session:
     case Mode::telemetry_group:
       v.epoch = static_cast<std::uint32_t>(r.be(kEpochSize, "epoch"));
-      if (body_length < kAeadTag) throw Refused(Refusal::malformed, "sealed body shorter than its tag");
+      if (body_length < kAeadTag)
+        throw Refused(Refusal::malformed, "sealed body shorter than its tag");
       v.body = r.take(body_length, "sealed body");
       break;
   }
@@ -133,7 +137,8 @@ EnvelopeView parse_envelope(ByteView wire) {
 }
 
 Bytes encode_header(const Header& h, std::size_t body_length) {
-  if (h.token.size() > kMaxToken) throw std::invalid_argument("SRUP-PQ: token longer than 64 bytes");
+  if (h.token.size() > kMaxToken)
+    throw std::invalid_argument("SRUP-PQ: token longer than 64 bytes");
   if (h.lifetime_ms == 0 || h.lifetime_ms > kMaxLifetimeMs) {
     throw std::invalid_argument("SRUP-PQ: lifetime must be 1 ms .. 7 days");
   }
