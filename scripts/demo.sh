@@ -6,7 +6,9 @@
 #     the cell is SRMCP over mutual TLS 1.3 with an ML-KEM inner key exchange;
 #  4. the srmcp client discovers the PLC's nodes, reads live values, writes a set-point that the
 #     PLC then holds, subscribes to a changing value, and sees a device fault stay on its nodes;
-#  5. the gateway's metrics, then everything stops cleanly.
+#  5. the gateway's metrics, then everything stops cleanly;
+#  S. the crypto core's chapter (scripts/demo-signatures.sh, also `make demo-signatures` alone):
+#     commands signed with ML-DSA-65, refused when changed, moved or forged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -112,3 +114,5 @@ wait "$sim_pid" || true
 sim_pid=""
 echo
 echo "demo finished: a legacy Modbus PLC, reached only through srmcpd: TLS 1.3 with an ML-KEM inner layer."
+
+scripts/demo-signatures.sh
