@@ -3,7 +3,8 @@
 //
 // With --alg ALG --iterations N it runs exactly N keygen+encaps+decaps exchanges of ALG, each
 // operation in its own non-inlined function, so that instruction counts can be taken with
-//   valgrind --tool=callgrind --toggle-collect='*bench_op_*' pqot bench crypto --alg A --iterations N
+//   valgrind --tool=callgrind --toggle-collect='*bench_op_*' pqot bench crypto --alg A --iterations
+//   N
 #include <chrono>
 #include <stdexcept>
 
@@ -71,10 +72,10 @@ std::vector<Row> run_all(const Options& o) {
     const auto enc = kem.encapsulate(kp.public_key);
     const std::string n(name);
     rows.push_back(bench::measure(n + " keygen", o, [&] { (void)bench_op_keygen(kem); }));
-    rows.push_back(bench::measure(n + " encaps", o, [&] { (void)bench_op_encaps(kem, kp.public_key); }));
-    rows.push_back(bench::measure(n + " decaps", o, [&] {
-      (void)bench_op_decaps(kem, kp.secret_key, enc.ciphertext);
-    }));
+    rows.push_back(
+        bench::measure(n + " encaps", o, [&] { (void)bench_op_encaps(kem, kp.public_key); }));
+    rows.push_back(bench::measure(
+        n + " decaps", o, [&] { (void)bench_op_decaps(kem, kp.secret_key, enc.ciphertext); }));
   }
   if (!o.alg.empty()) return rows;
 
@@ -91,11 +92,12 @@ std::vector<Row> run_all(const Options& o) {
     const auto sealed = aead.seal(nonce, aad, msg);
     crypto::Bytes plain(size);
     const std::string open_label = "AES-256-GCM open " + std::to_string(size) + " B";
-    rows.push_back(bench::measure(open_label, o, [&] { aead.open_into(nonce, aad, sealed, plain); }));
+    rows.push_back(
+        bench::measure(open_label, o, [&] { aead.open_into(nonce, aad, sealed, plain); }));
   }
   const crypto::Bytes ikm(32, 0x11), salt(32, 0x22), info(24, 0x33);
   rows.push_back(bench::measure("HKDF-SHA-256 (32 B ikm, 96 B out)", o,
-                         [&] { (void)crypto::hkdf_sha256(ikm, salt, info, 96); }));
+                                [&] { (void)crypto::hkdf_sha256(ikm, salt, info, 96); }));
   return rows;
 }
 
@@ -108,18 +110,14 @@ void add_bench_commands(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* crypto_cmd = bench_cmd->add_subcommand(
       "crypto", "Microseconds per operation: KEM keygen/encaps/decaps, AES-256-GCM, HKDF");
-  crypto_cmd->add_option("--alg", o->alg, "Only this KEM");
-  crypto_cmd->add_option("--iterations", o->iterations,
-                         "Iterations per round; with --alg: run exactly this many full "
-                         "keygen+encaps+decaps exchanges (for callgrind)")
-      ->check(CLI::Range(1L, 100000000L));
-  crypto_cmd->add_option("--rounds", o->rounds, "Timed rounds per operation (median reported)")
-      ->check(CLI::Range(1, 1000));
-  crypto_cmd->add_flag("--json", o->json, "Machine-readable output");
+  bench::add_options(*crypto_cmd, *o, "Only this KEM",
+                     "Iterations per round; with --alg: run exactly this many full "
+                     "keygen+encaps+decaps exchanges (for callgrind)");
   crypto_cmd->callback([o] {
     if (!o->alg.empty()) (void)crypto::kem_by_name(o->alg);  // validate before any work
-    const auto rows = (!o->alg.empty() && o->iterations > 0) ? run_exchanges(*o) : run_all(*o);
-    bench::print_rows(rows, *o, !o->alg.empty() && o->iterations > 0);
+    const bool exchanges = !o->alg.empty() && o->iterations > 0;
+    const auto rows = exchanges ? run_exchanges(*o) : run_all(*o);
+    bench::print_rows(rows, *o, exchanges);
   });
 }
 

@@ -50,6 +50,15 @@ nlohmann::json machine_info() {
 
 }  // namespace
 
+void add_options(CLI::App& cmd, Options& o, const std::string& alg_help,
+                 const std::string& iterations_help) {
+  cmd.add_option("--alg", o.alg, alg_help);
+  cmd.add_option("--iterations", o.iterations, iterations_help)->check(CLI::Range(1L, 100000000L));
+  cmd.add_option("--rounds", o.rounds, "Timed rounds per operation (median reported)")
+      ->check(CLI::Range(1, 1000));
+  cmd.add_flag("--json", o.json, "Machine-readable output");
+}
+
 Row measure(const std::string& name, const Options& o, const std::function<void()>& op) {
   long n = o.iterations;
   if (n <= 0) {
@@ -97,9 +106,10 @@ void print_rows(const std::vector<Row>& rows, const Options& o, bool per_operati
   std::cout << "machine: " << m.value("cpu", "?") << ", " << m["cores"] << " cores, "
             << m.value("kernel", "?") << "\n"
             << "build: " << m["build"].get<std::string>() << ", "
-            << m["compiler"].get<std::string>() << ", " << m["openssl"].get<std::string>() << "\n\n";
-  std::cout << std::left << std::setw(36) << "operation" << std::right << std::setw(12)
-            << "us/op" << std::setw(14) << "ops/s" << std::setw(22) << "spread (min..max us)"
+            << m["compiler"].get<std::string>() << ", " << m["openssl"].get<std::string>()
+            << "\n\n";
+  std::cout << std::left << std::setw(36) << "operation" << std::right << std::setw(12) << "us/op"
+            << std::setw(14) << "ops/s" << std::setw(22) << "spread (min..max us)"
             << "\n";
   for (const auto& r : rows) {
     std::ostringstream spread;
@@ -108,8 +118,8 @@ void print_rows(const std::vector<Row>& rows, const Options& o, bool per_operati
     const double ops = 1e6 / r.us_per_op;
     std::cout << std::left << std::setw(36) << r.name << std::right << std::fixed
               << std::setprecision(2) << std::setw(12) << r.us_per_op
-              << std::setprecision(ops < 10 ? 2 : 0) << std::setw(14) << ops << ' '
-              << std::setw(21) << spread.str() << "\n";
+              << std::setprecision(ops < 10 ? 2 : 0) << std::setw(14) << ops << ' ' << std::setw(21)
+              << spread.str() << "\n";
   }
   if (rows.empty()) return;
   std::cout << "\n("

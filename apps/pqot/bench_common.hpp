@@ -2,6 +2,7 @@
 // machine description and the table / JSON output (docs/cli.md, "pqot bench").
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,9 +20,14 @@ struct Row {
   std::string name;
   double us_per_op = 0;  // median over rounds
   double min_us = 0, max_us = 0;
-  long iterations = 0;   // per round
+  long iterations = 0;  // per round
   int rounds = 0;
 };
+
+/// The options every `pqot bench` command takes: --alg, --iterations, --rounds, --json (with their
+/// range checks); the help texts of --alg and --iterations name what the command measures.
+void add_options(CLI::App& cmd, Options& o, const std::string& alg_help,
+                 const std::string& iterations_help);
 
 /// Median, min and max microseconds per call of `op` over o.rounds rounds of o.iterations calls
 /// (or of a calibrated count when o.iterations is 0).

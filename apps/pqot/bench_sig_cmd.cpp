@@ -45,7 +45,9 @@ crypto::Bytes fixed_seed(const crypto::Signature& alg, long i) {
   return seed;
 }
 
-crypto::Bytes fixed_message(long i) { return crypto::Bytes(64, static_cast<std::uint8_t>(i * 7)); }
+crypto::Bytes fixed_message(long i) {
+  return crypto::Bytes(64, static_cast<std::uint8_t>(i * 7));
+}
 
 double micros(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
@@ -78,7 +80,9 @@ std::vector<Row> run_cycles(const Options& o) {
 constexpr long kMessages = 64;
 
 // RSA-7680 key generation takes seconds per key: only with --alg.
-bool in_default_run(std::string_view name) { return name.find("7680") == std::string_view::npos; }
+bool in_default_run(std::string_view name) {
+  return name.find("7680") == std::string_view::npos;
+}
 
 std::vector<Row> run_all(const Options& o) {
   std::vector<std::string_view> algs;
@@ -122,16 +126,13 @@ std::vector<Row> run_all(const Options& o) {
 void add_bench_sig_command(CLI::App& bench_cmd) {
   auto o = std::make_shared<Options>();
   auto* sig = bench_cmd.add_subcommand(
-      "sig", "Microseconds per signature keygen, sign and verify (every scheme but RSA-7680, "
-             "which only runs with --alg)");
-  sig->add_option("--alg", o->alg, "Only this scheme");
-  sig->add_option("--iterations", o->iterations,
-                  "Iterations per round; with --alg: run exactly this many keygen+sign+verify "
-                  "cycles on fixed seeds and messages with deterministic signing (for callgrind)")
-      ->check(CLI::Range(1L, 100000000L));
-  sig->add_option("--rounds", o->rounds, "Timed rounds per operation (median reported)")
-      ->check(CLI::Range(1, 1000));
-  sig->add_flag("--json", o->json, "Machine-readable output");
+      "sig",
+      "Microseconds per signature keygen, sign and verify (every scheme but RSA-7680, "
+      "which only runs with --alg)");
+  bench::add_options(*sig, *o, "Only this scheme",
+                     "Iterations per round; with --alg: run exactly this many keygen+sign+verify "
+                     "cycles on fixed seeds and messages with deterministic signing (for "
+                     "callgrind)");
   sig->callback([o] {
     if (!o->alg.empty()) (void)crypto::signature_by_name(o->alg);  // validate before any work
     const bool cycles = !o->alg.empty() && o->iterations > 0;
