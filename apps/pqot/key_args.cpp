@@ -1,13 +1,12 @@
 #include "key_args.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include "cli_common.hpp"
+#include "pqot/common/files.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/key_file.hpp"
 
@@ -42,28 +41,13 @@ auto decoding(std::string_view what, F&& f) {
   }
 }
 
+// The user's --out-dir: a file that exists already, a missing directory or a full disk are for the
+// user to fix (exit 2), and the message names the file.
 void write_exclusive(const std::string& path, std::string_view text, mode_t mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) {
-    const int err = errno;
-    throw UsageError("--out-dir: cannot create '" + path + "': " + std::strerror(err));
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(path.c_str());
-      throw std::runtime_error("writing '" + path + "': " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(path.c_str());
-    throw std::runtime_error("writing '" + path + "': " + std::strerror(err));
+  try {
+    common::write_new_file(path, text, mode);
+  } catch (const std::system_error& e) {
+    throw UsageError(std::string("--out-dir: ") + e.what());
   }
 }
 

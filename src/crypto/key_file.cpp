@@ -8,7 +8,7 @@
 
 #include "der.hpp"
 #include "key_file_rsa.hpp"
-#include "pem.hpp"
+#include "pqot/crypto/pem.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::crypto {

@@ -1,4 +1,4 @@
-#include "pem.hpp"
+#include "pqot/crypto/pem.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,5 +1,5 @@
 // PEM armour (RFC 7468): "-----BEGIN <label>-----", base64 (RFC 4648 section 4) in lines of 64
-// characters, "-----END <label>-----". Internal to src/crypto (key_file.cpp).
+// characters, "-----END <label>-----". Key files (key_file.hpp) and SRUP-PQ identity files use it.
 #pragma once
 
 #include <string>
