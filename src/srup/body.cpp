@@ -1,11 +1,12 @@
 // docs/srup-pq.md section 2.7: which body each type carries, and the bodies without key fields
 // (the others are in body_keys.cpp).
+#include "pqot/srup/body.hpp"
+
 #include <array>
 #include <string>
 #include <type_traits>
 
 #include "body_io.hpp"
-#include "pqot/srup/body.hpp"
 
 namespace pqot::srup {
 
@@ -181,30 +182,47 @@ void encode_plain_body(MessageType type, const Body& body, BodyWriter& w) {
 
 std::size_t body_index(MessageType type) noexcept {
   switch (type) {
-    case MessageType::update_initiate: return index_of<UpdateInitiate>();
-    case MessageType::response: return index_of<Response>();
-    case MessageType::action: return index_of<Action>();
-    case MessageType::data: return index_of<Data>();
+    case MessageType::update_initiate:
+      return index_of<UpdateInitiate>();
+    case MessageType::response:
+      return index_of<Response>();
+    case MessageType::action:
+      return index_of<Action>();
+    case MessageType::data:
+      return index_of<Data>();
     case MessageType::join_request:
-    case MessageType::human_join_request: return index_of<JoinRequest>();
-    case MessageType::observed_join_request: return index_of<ObservedJoinRequest>();
-    case MessageType::join_command: return index_of<JoinCommand>();
+    case MessageType::human_join_request:
+      return index_of<JoinRequest>();
+    case MessageType::observed_join_request:
+      return index_of<ObservedJoinRequest>();
+    case MessageType::join_command:
+      return index_of<JoinCommand>();
     case MessageType::human_join_response:
-    case MessageType::observed_join_response: return index_of<OneTimeCode>();
-    case MessageType::observation_request: return index_of<ObservationRequest>();
-    case MessageType::telemetry: return index_of<Reading>();
-    case MessageType::session_offer: return index_of<SessionOffer>();
-    case MessageType::session_accept: return index_of<SessionAccept>();
-    case MessageType::telemetry_key: return index_of<TelemetryKey>();
-    case MessageType::reader_set: return index_of<ReaderSet>();
-    case MessageType::checkpoint: return index_of<Checkpoint>();
-    case MessageType::key_rotation: return index_of<KeyRotation>();
+    case MessageType::observed_join_response:
+      return index_of<OneTimeCode>();
+    case MessageType::observation_request:
+      return index_of<ObservationRequest>();
+    case MessageType::telemetry:
+      return index_of<Reading>();
+    case MessageType::session_offer:
+      return index_of<SessionOffer>();
+    case MessageType::session_accept:
+      return index_of<SessionAccept>();
+    case MessageType::telemetry_key:
+      return index_of<TelemetryKey>();
+    case MessageType::reader_set:
+      return index_of<ReaderSet>();
+    case MessageType::checkpoint:
+      return index_of<Checkpoint>();
+    case MessageType::key_rotation:
+      return index_of<KeyRotation>();
     case MessageType::update_activate:
     case MessageType::id_request:
     case MessageType::resign_request:
     case MessageType::terminate_command:
     case MessageType::deregister_request:
-    case MessageType::deregister_command: break;
+    case MessageType::deregister_command:
+      break;
   }
   return index_of<Empty>();
 }
@@ -221,8 +239,10 @@ bool has_key_fields(MessageType type) {
     case MessageType::session_accept:
     case MessageType::telemetry_key:
     case MessageType::reader_set:
-    case MessageType::key_rotation: return true;
-    default: return false;
+    case MessageType::key_rotation:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -246,8 +266,8 @@ Bytes encode_body(MessageType type, Suite suite, const Body& body) {
 
 Body decode_body(MessageType type, Suite suite, ByteView plain) {
   BodyReader r(plain);
-  Body body = has_key_fields(type) ? body_io::decode_key_body(type, suite, r)
-                                   : decode_plain_body(type, r);
+  Body body =
+      has_key_fields(type) ? body_io::decode_key_body(type, suite, r) : decode_plain_body(type, r);
   r.finish();
   return body;
 }

@@ -20,7 +20,9 @@ namespace pqot::srup::body_io {
 }
 
 inline constexpr std::uint64_t kAllOnes = ~std::uint64_t{0};
-inline bool valid_peer_id(std::uint64_t id) noexcept { return id != 0 && id != kAllOnes; }
+inline bool valid_peer_id(std::uint64_t id) noexcept {
+  return id != 0 && id != kAllOnes;
+}
 
 class BodyReader {
  public:

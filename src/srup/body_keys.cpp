@@ -138,15 +138,18 @@ Body decode_key_body(MessageType type, Suite suite, BodyReader& r) {
       b.offer_hash = r.array<32>("offer hash");
       return b;
     }
-    case MessageType::telemetry_key: return read_telemetry_key(r);
-    case MessageType::reader_set: return read_reader_set(r);
+    case MessageType::telemetry_key:
+      return read_telemetry_key(r);
+    case MessageType::reader_set:
+      return read_reader_set(r);
     case MessageType::key_rotation: {
       KeyRotation b;
       b.keys = read_public_keys(r, suite);
       b.new_key_signature = r.key_bytes(sizes.signature, "new key signature");
       return b;
     }
-    default: break;
+    default:
+      break;
   }
   sender_bug("not a body with key fields");  // unreachable from decode_body
 }
@@ -220,7 +223,8 @@ void encode_key_body(MessageType type, Suite suite, const Body& body, BodyWriter
       w.key(b.new_key_signature, sizes.signature, "new key signature");
       return;
     }
-    default: break;
+    default:
+      break;
   }
   sender_bug("not a body with key fields");
 }

@@ -51,6 +51,8 @@ std::string_view status_name(std::uint8_t code) noexcept {
   return "UNKNOWN";
 }
 
-std::string_view to_string(Status s) noexcept { return status_name(static_cast<std::uint8_t>(s)); }
+std::string_view to_string(Status s) noexcept {
+  return status_name(static_cast<std::uint8_t>(s));
+}
 
 }  // namespace pqot::srup

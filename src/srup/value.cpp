@@ -91,7 +91,9 @@ Value parse_number(std::string_view text, std::string_view type_name) {
 
 }  // namespace
 
-ValueType type_of(const Value& v) noexcept { return static_cast<ValueType>(v.index()); }
+ValueType type_of(const Value& v) noexcept {
+  return static_cast<ValueType>(v.index());
+}
 
 std::string_view to_string(ValueType t) noexcept {
   const auto i = static_cast<std::size_t>(t);
@@ -170,20 +172,29 @@ void encode_value(common::ByteWriter& out, const Value& v) {
 Value decode_value(common::ByteReader& in) {
   const std::uint8_t tag = static_cast<std::uint8_t>(value_be(in, 1, "tag"));
   switch (static_cast<ValueType>(tag)) {
-    case ValueType::none: return std::monostate{};
+    case ValueType::none:
+      return std::monostate{};
     case ValueType::boolean: {
       const auto b = value_be(in, 1, "bool");
       if (b > 1) bad_value("bool other than 0 or 1");
       return b == 1;
     }
-    case ValueType::int8: return decode_integer<std::int8_t>(in);
-    case ValueType::int16: return decode_integer<std::int16_t>(in);
-    case ValueType::int32: return decode_integer<std::int32_t>(in);
-    case ValueType::int64: return decode_integer<std::int64_t>(in);
-    case ValueType::uint8: return decode_integer<std::uint8_t>(in);
-    case ValueType::uint16: return decode_integer<std::uint16_t>(in);
-    case ValueType::uint32: return decode_integer<std::uint32_t>(in);
-    case ValueType::uint64: return decode_integer<std::uint64_t>(in);
+    case ValueType::int8:
+      return decode_integer<std::int8_t>(in);
+    case ValueType::int16:
+      return decode_integer<std::int16_t>(in);
+    case ValueType::int32:
+      return decode_integer<std::int32_t>(in);
+    case ValueType::int64:
+      return decode_integer<std::int64_t>(in);
+    case ValueType::uint8:
+      return decode_integer<std::uint8_t>(in);
+    case ValueType::uint16:
+      return decode_integer<std::uint16_t>(in);
+    case ValueType::uint32:
+      return decode_integer<std::uint32_t>(in);
+    case ValueType::uint64:
+      return decode_integer<std::uint64_t>(in);
     case ValueType::float32: {
       const auto bits = static_cast<std::uint32_t>(value_be(in, 4, "float32"));
       const float f = std::bit_cast<float>(bits);
@@ -233,8 +244,10 @@ std::string to_text(const Value& v) {
           return x ? "true" : "false";
         } else if constexpr (std::is_integral_v<T>) {
           // via a wide type: int8 and uint8 are characters to the stream operators
-          if constexpr (std::is_signed_v<T>) return std::to_string(static_cast<long long>(x));
-          else return std::to_string(static_cast<unsigned long long>(x));
+          if constexpr (std::is_signed_v<T>)
+            return std::to_string(static_cast<long long>(x));
+          else
+            return std::to_string(static_cast<unsigned long long>(x));
         } else if constexpr (std::is_floating_point_v<T>) {
           return float_text(x);
         } else if constexpr (std::is_same_v<T, std::string>) {
@@ -257,16 +270,26 @@ Value parse_value(std::string_view type_name, std::string_view text) {
       if (text == "true" || text == "1") return true;
       if (text == "false" || text == "0") return false;
       throw std::invalid_argument("a bool is true, false, 1 or 0");
-    case ValueType::int8: return parse_number<std::int8_t>(text, type_name);
-    case ValueType::int16: return parse_number<std::int16_t>(text, type_name);
-    case ValueType::int32: return parse_number<std::int32_t>(text, type_name);
-    case ValueType::int64: return parse_number<std::int64_t>(text, type_name);
-    case ValueType::uint8: return parse_number<std::uint8_t>(text, type_name);
-    case ValueType::uint16: return parse_number<std::uint16_t>(text, type_name);
-    case ValueType::uint32: return parse_number<std::uint32_t>(text, type_name);
-    case ValueType::uint64: return parse_number<std::uint64_t>(text, type_name);
-    case ValueType::float32: return parse_number<float>(text, type_name);
-    case ValueType::float64: return parse_number<double>(text, type_name);
+    case ValueType::int8:
+      return parse_number<std::int8_t>(text, type_name);
+    case ValueType::int16:
+      return parse_number<std::int16_t>(text, type_name);
+    case ValueType::int32:
+      return parse_number<std::int32_t>(text, type_name);
+    case ValueType::int64:
+      return parse_number<std::int64_t>(text, type_name);
+    case ValueType::uint8:
+      return parse_number<std::uint8_t>(text, type_name);
+    case ValueType::uint16:
+      return parse_number<std::uint16_t>(text, type_name);
+    case ValueType::uint32:
+      return parse_number<std::uint32_t>(text, type_name);
+    case ValueType::uint64:
+      return parse_number<std::uint64_t>(text, type_name);
+    case ValueType::float32:
+      return parse_number<float>(text, type_name);
+    case ValueType::float64:
+      return parse_number<double>(text, type_name);
     case ValueType::string:
       if (text.size() > kMaxValueBytes) throw std::invalid_argument("string over 4,096 bytes");
       if (!is_valid_utf8(text)) throw std::invalid_argument("string is not valid UTF-8");

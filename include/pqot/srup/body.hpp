@@ -179,10 +179,10 @@ struct KeyRotation {
   bool operator==(const KeyRotation&) const = default;
 };
 
-using Body = std::variant<Empty, UpdateInitiate, Response, Action, Data, JoinRequest,
-                          ObservedJoinRequest, JoinCommand, OneTimeCode, ObservationRequest,
-                          Reading, SessionOffer, SessionAccept, TelemetryKey, ReaderSet,
-                          Checkpoint, KeyRotation>;
+using Body =
+    std::variant<Empty, UpdateInitiate, Response, Action, Data, JoinRequest, ObservedJoinRequest,
+                 JoinCommand, OneTimeCode, ObservationRequest, Reading, SessionOffer, SessionAccept,
+                 TelemetryKey, ReaderSet, Checkpoint, KeyRotation>;
 
 /// The variant index of the body a type carries (Empty for update activate, ID request, ...).
 std::size_t body_index(MessageType type) noexcept;

@@ -47,7 +47,9 @@ using Value = std::variant<std::monostate, bool, std::int8_t, std::int16_t, std:
 /// Longest string or bytes content (section 2.3).
 inline constexpr std::size_t kMaxValueBytes = 4096;
 
-inline Value string_value(std::string_view text) { return Value(std::in_place_index<12>, text); }
+inline Value string_value(std::string_view text) {
+  return Value(std::in_place_index<12>, text);
+}
 inline Value bytes_value(ByteView bytes) {
   return Value(std::in_place_index<13>, bytes.begin(), bytes.end());
 }
