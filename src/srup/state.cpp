@@ -19,12 +19,11 @@ namespace pqot::srup {
 
 namespace {
 
-constexpr std::int64_t kAccepted = 1;
-constexpr std::int64_t kDone = 2;
-constexpr std::uint64_t kAgePruneEveryMs = 60 * 60 * 1000;
+constexpr std::int64_t kJournalDone = 2;  // 1 is accepted
+constexpr std::uint64_t kJournalAgePruneEveryMs = 60 * 60 * 1000;
 
 // Section 7.4. Every u64 is stored as the signed 64-bit integer with the same bits.
-constexpr const char* kSchema = R"sql(
+constexpr const char* kStateSchema = R"sql(
 CREATE TABLE counters (
   self         INTEGER NOT NULL,
   peer         INTEGER NOT NULL,
@@ -53,13 +52,13 @@ PRAGMA application_id = 1397903441;
 PRAGMA user_version = 1;
 )sql";
 
-std::string stream_name(StreamKey k) {
+std::string state_stream_name(StreamKey k) {
   return "stream " + std::to_string(k.sender) + " -> " + std::to_string(k.recipient);
 }
 
 // Created here with mode 0600 (SQLite would use 0644): the journal holds responses and tokens.
 // SQLite gives the -wal file the database file's mode.
-void create_private(const std::filesystem::path& path) {
+void create_state_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
   if (fd >= 0) {
     ::close(fd);
@@ -128,7 +127,7 @@ StateStore::StateStore(const std::filesystem::path& path, Options options)
   if (options_.journal_rows_per_sender == 0 || options_.telemetry_batch == 0) {
     throw std::invalid_argument("SRUP-PQ state: journal rows and telemetry batch must be at least 1");
   }
-  create_private(path);
+  create_state_file(path);
   sql_ = std::make_unique<Sql>(path.string(), static_cast<int>(options_.busy_timeout.count()));
   db::Database& d = sql_->db;
   const std::string name = "SRUP-PQ state " + path.string();
@@ -155,7 +154,7 @@ StateStore::StateStore(const std::filesystem::path& path, Options options)
   {
     // Also takes the exclusive lock for good when the file already existed.
     db::Transaction tx(d);
-    if (fresh) d.exec(kSchema);
+    if (fresh) d.exec(kStateSchema);
     tx.commit();
   }
   sql_->prepare();
@@ -165,7 +164,7 @@ StateStore::StateStore(const std::filesystem::path& path, Options options)
     prune_by_age(now);
     tx.commit();
   }
-  next_age_prune_ms_ = now + kAgePruneEveryMs;
+  next_age_prune_ms_ = now + kJournalAgePruneEveryMs;
 }
 
 StateStore::~StateStore() {
@@ -230,7 +229,7 @@ StateStore::Stream* StateStore::find_stream(StreamKey key) const {
   } catch (const std::invalid_argument& e) {
     // Never a silently reset window: that would accept every number again.
     throw StateError("SRUP-PQ state " + sql_->db.name() + ": corrupt replay window of " +
-                     stream_name(key) + ": " + e.what());
+                     state_stream_name(key) + ": " + e.what());
   }
   return &streams_.emplace(key, s).first->second;
 }
@@ -323,7 +322,7 @@ StateStore::Admission StateStore::admit_command(StreamKey key, std::uint64_t seq
           .bind(6, static_cast<std::int64_t>(now))
           .done();
     } catch (const StateError& e) {
-      throw StateError(std::string(e.what()) + " (" + stream_name(key) + ", sequence " +
+      throw StateError(std::string(e.what()) + " (" + state_stream_name(key) + ", sequence " +
                        std::to_string(seq) + ": a journal row for a number the window accepts)");
     }
     const bool age = now >= next_age_prune_ms_;
@@ -338,13 +337,13 @@ StateStore::Admission StateStore::admit_command(StreamKey key, std::uint64_t seq
       ++s.journal_rows;
     }
     try {
-      prune_journal(key, now);
+      prune_journal(key);
       tx.commit();
     } catch (...) {
       s.rows_known = false;  // the rolled-back count is unknown
       throw;
     }
-    if (age) next_age_prune_ms_ = now + kAgePruneEveryMs;
+    if (age) next_age_prune_ms_ = now + kJournalAgePruneEveryMs;
     s.window = next;
     s.dirty = false;
     in_flight_.insert(id);
@@ -358,7 +357,7 @@ StateStore::Admission StateStore::admit_command(StreamKey key, std::uint64_t seq
       !std::equal(stored_token.begin(), stored_token.end(), token.begin(), token.end())) {
     return {Verdict::replay, {}};  // a reused number, not a retransmission
   }
-  if (run.column_int(0) == kDone) return {Verdict::answer_cached, run.column_blob(3)};
+  if (run.column_int(0) == kJournalDone) return {Verdict::answer_cached, run.column_blob(3)};
   if (in_flight_.count(id) != 0) return {Verdict::in_progress, {}};
   in_flight_.insert(id);  // the caller answers INTERRUPTED; duplicates meanwhile: in_progress
   return {Verdict::interrupted, {}};
@@ -388,7 +387,7 @@ void StateStore::complete_command(StreamKey key, std::uint64_t seq, ByteView res
 
 // At most journal_rows_per_sender rows per stream: the oldest sequence numbers go first, never a
 // row in flight (its answer is still to be written).
-void StateStore::prune_journal(StreamKey key, std::uint64_t /*now*/) {
+void StateStore::prune_journal(StreamKey key) {
   Stream& s = streams_.at(key);
   const std::size_t cap = options_.journal_rows_per_sender;
   if (s.journal_rows <= cap) return;

@@ -329,13 +329,16 @@ TEST_F(SrupState, Section7_4_OneOwnerPrivateFile) {
   struct stat st {};
   ASSERT_EQ(::stat(db.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_TRUE(s.accept(kC2ToDevice, 1));
+  ASSERT_EQ(::stat((db.string() + "-wal").c_str(), &st), 0);  // the log holds the same data
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
   try {
     StateStore second(db, o);
     FAIL() << "a second owner opened the store";
   } catch (const StateError& e) {
     EXPECT_NE(std::string(e.what()).find("in use by another process"), std::string::npos) << e.what();
   }
-  EXPECT_TRUE(s.accept(kC2ToDevice, 1));  // the first owner is unaffected
+  EXPECT_TRUE(s.accept(kC2ToDevice, 2));  // the first owner is unaffected
 }
 
 }  // namespace

@@ -133,7 +133,7 @@ class StateStore {
   Stream& stream(StreamKey key) const;           // loads it (or an empty window) into the cache
   Stream* find_stream(StreamKey key) const;      // cached or stored; nullptr if neither
   void write_window(StreamKey key, const channel::ReplayWindow& w);
-  void prune_journal(StreamKey key, std::uint64_t now);
+  void prune_journal(StreamKey key);
   std::uint64_t now_ms() const;
 
   struct Sql;  // the connection and its prepared statements (state.cpp)
