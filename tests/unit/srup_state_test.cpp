@@ -325,7 +325,14 @@ TEST_F(SrupState, Section7_4_CorruptWindowIsAnErrorNeverAReset) {
 TEST_F(SrupState, Section7_4_OneOwnerPrivateFile) {
   StateStore::Options o;
   o.busy_timeout = std::chrono::milliseconds(50);
-  StateStore s(db, o);
+  { StateStore first(db, o); }
+  StateStore s(db, o);  // an existing file: the lock is taken at opening, not at the first write
+  try {
+    StateStore second(db, o);
+    FAIL() << "a second owner opened the store";
+  } catch (const StateError& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another process"), std::string::npos) << e.what();
+  }
   struct stat st {};
   ASSERT_EQ(::stat(db.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);

@@ -83,6 +83,9 @@ class StateStore {
   std::uint64_t next_sequence(std::uint64_t self, std::uint64_t peer);
 
   // ---- 7.2 replay windows (non-command messages) ------------------------------------------------
+  // The calls below that name a stream throw StateError if its stored window is corrupt (section
+  // 7.2: an error, never a reset) or the database fails.
+
   /// Whether `seq` would be accepted on `stream`; changes nothing, in memory or in the file.
   bool would_accept(StreamKey stream, std::uint64_t seq) const;
   /// Records `seq` and commits the window before returning true; false (nothing written) for a
