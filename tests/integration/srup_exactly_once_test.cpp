@@ -101,6 +101,7 @@ struct CrashCase {
   std::size_t executions;    // in the effects file at the end
   std::uint8_t first_status;  // of the first retry's answer
   std::string first_verdict;
+  friend void PrintTo(const CrashCase& c, std::ostream* os) { *os << "crash at " << c.point; }
 };
 
 class SrupExactlyOnce : public ::testing::TestWithParam<CrashCase> {};
