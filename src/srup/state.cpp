@@ -127,6 +127,9 @@ StateStore::StateStore(const std::filesystem::path& path, Options options)
   if (options_.journal_rows_per_sender == 0 || options_.telemetry_batch == 0) {
     throw std::invalid_argument("SRUP-PQ state: journal rows and telemetry batch must be at least 1");
   }
+  if (options_.counter_block == 0 || options_.counter_block > kCounterBlock) {
+    throw std::invalid_argument("SRUP-PQ state: counter_block must be 1 to 1024");
+  }
   create_state_file(path);
   sql_ = std::make_unique<Sql>(path.string(), static_cast<int>(options_.busy_timeout.count()));
   db::Database& d = sql_->db;
@@ -199,10 +202,11 @@ std::uint64_t StateStore::next_sequence(std::uint64_t self, std::uint64_t peer) 
   }
   Counter& c = it->second;
   if (c.next == c.reserved_end) {
-    if (c.reserved_end > std::numeric_limits<std::uint64_t>::max() - kCounterBlock) {
+    const std::uint64_t block = options_.counter_block;
+    if (c.reserved_end > std::numeric_limits<std::uint64_t>::max() - block) {
       throw std::overflow_error("SRUP-PQ state: sequence numbers used up");
     }
-    const std::uint64_t end = c.reserved_end + kCounterBlock;
+    const std::uint64_t end = c.reserved_end + block;
     db::Transaction tx(sql_->db);
     db::Statement::Run(*sql_->counter_put).bind_u64(1, self).bind_u64(2, peer).bind_u64(3, end).done();
     tx.commit();  // durable (synchronous = FULL) before the block's first number is returned

@@ -129,6 +129,25 @@ TEST_F(SrupState, Section7_1_CrashInAChildNeverReusesANumber) {
   EXPECT_EQ(s.next_sequence(0xc2, 0xa1), 2049u);
 }
 
+// A one-shot sender (srup seal) reserves one number per run: consecutive runs count 1, 2, 3.
+TEST_F(SrupState, Section7_1_SmallerBlocksForOneShotSenders) {
+  StateStore::Options one;
+  one.counter_block = 1;
+  for (std::uint64_t want = 1; want <= 3; ++want) {
+    StateStore s(db, one);
+    EXPECT_EQ(s.next_sequence(0xc2, 0xa1), want);
+  }
+  {
+    StateStore s(db);  // a long-running sender takes over where the one-shot runs stopped
+    EXPECT_EQ(s.next_sequence(0xc2, 0xa1), 4u);
+  }
+  for (std::uint64_t bad : {std::uint64_t{0}, StateStore::kCounterBlock + 1}) {
+    StateStore::Options o;
+    o.counter_block = bad;
+    EXPECT_THROW(StateStore(dir.path() / "other.db", o), std::invalid_argument) << bad;
+  }
+}
+
 TEST_F(SrupState, Section7_2_WindowDuplicatesReorderingDirections) {
   {
     StateStore s(db);

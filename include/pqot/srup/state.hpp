@@ -47,6 +47,10 @@ struct StateStoreOptions {
   std::size_t telemetry_batch = 64;             ///< accept_batched commits at this many
   std::chrono::milliseconds telemetry_flush{1000};
   std::chrono::milliseconds busy_timeout{5000};  ///< waiting for a previous owner to let go
+  /// Section 7.1: numbers reserved per durable write (1..kCounterBlock). A long-running sender
+  /// keeps the default; a one-shot process (the `srup seal` tool) reserves 1, so consecutive runs
+  /// number 1, 2, 3 rather than 1, 1025, 2049.
+  std::uint64_t counter_block = 1024;
   /// Milliseconds since the Unix epoch (journal ages); the system clock if empty.
   std::function<std::uint64_t()> now_ms;
 };
@@ -57,7 +61,7 @@ class StateStore {
   static constexpr int kSchemaVersion = 1;
   /// PRAGMA application_id: "SRPQ" (0x53525051), so another program's SQLite file is refused.
   static constexpr std::int32_t kApplicationId = 0x53525051;
-  /// Section 7.1: numbers reserved per durable write.
+  /// Section 7.1: the most numbers reserved per durable write (Options::counter_block).
   static constexpr std::uint64_t kCounterBlock = 1024;
   /// Section 7.3: a journal row older than this can never be consulted (the longest lifetime, 7
   /// days, plus the 5 minutes a timestamp may lie in the future: every copy is EXPIRED by then).
