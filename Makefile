@@ -3,7 +3,7 @@ JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-simulated bench-gateway test test-release test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-simulated bench-gateway test test-release test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -34,6 +34,10 @@ demo: build
 # The crypto core's chapter alone: ML-DSA-65 signatures, refused when changed, moved or forged.
 demo-signatures: build
 	@scripts/demo-signatures.sh
+
+# SRUP-PQ's chapter alone: a sealed command opened once, refused when replayed, moved or redirected.
+demo-srup: build
+	@scripts/demo-srup.sh
 
 # The earlier demo: srmcpd on a simulated plant of memory nodes and signals, no Modbus.
 demo-simulated: build

@@ -9,6 +9,9 @@
 #  5. the gateway's metrics, then everything stops cleanly;
 #  S. the crypto core's chapter (scripts/demo-signatures.sh, also `make demo-signatures` alone):
 #     commands signed with ML-DSA-65, refused when changed, moved or forged.
+#  R. SRUP-PQ's chapter (scripts/demo-srup.sh, also `make demo-srup` alone): a command sealed by
+#     a C2 to one device, opened once, refused when replayed (also after a restart), redirected
+#     or moved; the original SRUP's envelope beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -116,3 +119,4 @@ echo
 echo "demo finished: a legacy Modbus PLC, reached only through srmcpd: TLS 1.3 with an ML-KEM inner layer."
 
 scripts/demo-signatures.sh
+scripts/demo-srup.sh
