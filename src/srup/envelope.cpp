@@ -18,10 +18,11 @@ namespace {
 constexpr std::uint64_t kAllOnes = ~std::uint64_t{0};
 constexpr std::size_t kRsa2048Bytes = 256;
 
-// The shared bounds-checked reader (common/byte_io.hpp), with each refusal naming its field.
-class Reader {
+// The shared bounds-checked reader (common/byte_io.hpp), with each refusal naming its field. Not
+// "Reader": the unity build joins this file with body.hpp, whose Reader is a telemetry reader.
+class EnvelopeReader {
  public:
-  explicit Reader(ByteView data) : r_(data), size_(data.size()) {}
+  explicit EnvelopeReader(ByteView data) : r_(data), size_(data.size()) {}
   std::size_t remaining() const noexcept { return r_.remaining(); }
   std::size_t position() const noexcept { return size_ - r_.remaining(); }
   ByteView take(std::size_t n, const char* what) {
@@ -73,7 +74,7 @@ EnvelopeView parse_envelope(ByteView wire) {
     throw Refused(Refusal::malformed, "envelope of " + std::to_string(wire.size()) +
                                           " bytes exceeds " + std::to_string(kMaxEnvelope));
   }
-  Reader r(wire);
+  EnvelopeReader r(wire);
   EnvelopeView v;
   Header& h = v.header;
   const ByteView magic = r.take(kMagic.size(), "magic");
