@@ -7,7 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include "aead_bodies.hpp"
 #include "pqot/crypto/aead.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/hash.hpp"
@@ -185,8 +184,13 @@ SessionInitiator::SessionInitiator(Header h, const Identity& self, const PeerKey
   } else {
     throw std::invalid_argument("SRUP-PQ: a session ID is 8 bytes");
   }
-  const Bytes body = detail::encode_offer(
-      {pair.public_key, id_, limits.max_messages, limits.max_epoch_seconds});
+  Body offer_body{SessionOffer{}};
+  auto& fields = std::get<SessionOffer>(offer_body);
+  fields.ephemeral_public = pair.public_key;
+  fields.session_id = id_;
+  fields.max_messages = limits.max_messages;
+  fields.max_epoch_seconds = limits.max_epoch_seconds;
+  const Bytes body = encode_body(MessageType::session_offer, suite_, offer_body);
   offer_ = protect(h, body, self, nullptr, signing_only(det));
   ephemeral_secret_ = std::move(pair.secret_key);
 }
@@ -203,7 +207,8 @@ Session SessionInitiator::complete(ByteView accept_wire, std::string_view topic,
   if (opened.header.type != MessageType::session_accept) {
     throw Refused(Refusal::bad_request, "not a Session Accept");
   }
-  const detail::AcceptBody body = detail::decode_accept(suite_, opened.body);
+  const auto body = std::get<SessionAccept>(
+      decode_body(MessageType::session_accept, suite_, opened.body));  // step 11
   const auto offer_hash = crypto::sha256(offer_);
   if (body.session_id != id_ || !crypto::ct_equal(body.offer_hash, offer_hash)) {
     throw Refused(Refusal::bad_request, "the accept answers another offer");
@@ -235,10 +240,9 @@ VerifiedOffer SessionResponder::verify(ByteView offer_wire, std::string_view top
   if (opened.header.suite != self.suite || suite_info(self.suite).legacy) {
     throw Refused(Refusal::bad_request, "a session needs both peers in one modern suite");
   }
-  detail::OfferBody body = detail::decode_offer(self.suite, opened.body);
-  if (body.max_messages == 0 || body.max_epoch_seconds == 0) {
-    throw Refused(Refusal::bad_request, "Session Offer with a zero limit");
-  }
+  // Step 11; the decoder refuses limits outside 1 .. 2^20 messages and 1 .. 3,600 s.
+  auto body = std::get<SessionOffer>(
+      decode_body(MessageType::session_offer, self.suite, opened.body));
   try {
     kem_of_session(self.suite).check_public_key(body.ephemeral_public);
   } catch (const crypto::Error&) {
@@ -249,8 +253,7 @@ VerifiedOffer SessionResponder::verify(ByteView offer_wire, std::string_view top
   v.wire_.assign(offer_wire.begin(), offer_wire.end());
   v.ephemeral_public_ = std::move(body.ephemeral_public);
   v.id_ = body.session_id;
-  v.limits_ = {std::min(body.max_messages, kMaxEpochMessages),
-               std::min(body.max_epoch_seconds, kMaxEpochSeconds)};
+  v.limits_ = {body.max_messages, body.max_epoch_seconds};
   return v;
 }
 
@@ -267,8 +270,12 @@ SessionResponder::Accepted SessionResponder::accept(const VerifiedOffer& offer, 
   h.suite = self.suite;
   h.sender = self.id;
   h.recipient = offer.header_.sender;
-  const Bytes body =
-      detail::encode_accept({offer.id_, std::move(enc.ciphertext), crypto::sha256(offer.wire_)});
+  Body accept_body{SessionAccept{}};
+  auto& fields = std::get<SessionAccept>(accept_body);
+  fields.session_id = offer.id_;
+  fields.kem_ciphertext = std::move(enc.ciphertext);
+  fields.offer_hash = crypto::sha256(offer.wire_);
+  const Bytes body = encode_body(MessageType::session_accept, self.suite, accept_body);
   Bytes accept_wire = protect(h, body, self, nullptr, signing_only(det));
   const SessionLimits limits{std::min(offer.limits_.max_messages, own.max_messages),
                              std::min(offer.limits_.max_epoch_seconds, own.max_epoch_seconds)};

@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "aead_bodies.hpp"
 #include "pqot/channel/nonce.hpp"
 #include "pqot/crypto/aead.hpp"
 #include "pqot/crypto/error.hpp"
@@ -55,12 +54,7 @@ std::optional<crypto::Sha256Digest> pending_digest(
   return it->second;
 }
 
-bool same_readers(const std::vector<AuthorizedReader>& a, const std::vector<AuthorizedReader>& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
-           return x.id == y.id && x.suite == y.suite && x.kem_public == y.kem_public;
-         });
-}
+bool same_readers(const std::vector<Reader>& a, const std::vector<Reader>& b) { return a == b; }
 
 }  // namespace
 
@@ -95,7 +89,8 @@ TelemetrySender::TelemetrySender(const Identity& self, std::uint32_t first_epoch
       policy_(policy),
       det_(std::move(det)),
       epoch_(first_epoch) {
-  if (policy.checkpoint_messages == 0 || policy.checkpoint_seconds == 0 ||
+  if (policy.checkpoint_messages == 0 || policy.checkpoint_messages > kMaxCheckpointMessages ||
+      policy.checkpoint_seconds == 0 || policy.checkpoint_seconds > kMaxCheckpointSeconds ||
       policy.key_messages == 0 || policy.key_messages > kTelemetryKeyMessages ||
       policy.key_ms == 0 || policy.key_ms > kTelemetryKeyMs) {
     throw std::invalid_argument("SRUP-PQ: telemetry limits out of range");
@@ -118,16 +113,16 @@ Header TelemetrySender::header(MessageType type, std::uint64_t recipient) const 
 
 void TelemetrySender::flush_checkpoint(std::vector<Outgoing>& out) {
   if (digests_.empty()) return;
-  const detail::CheckpointBody body{epoch_, first_sequence_,
-                                    static_cast<std::uint16_t>(digests_.size()),
-                                    telemetry_range_digest(digests_)};
-  Bytes wire = protect(header(MessageType::checkpoint, 0), detail::encode_checkpoint(body), self_,
-                       nullptr, {{}, det_.signature_rnd});
+  const Checkpoint body{epoch_, first_sequence_, static_cast<std::uint16_t>(digests_.size()),
+                        telemetry_range_digest(digests_)};
+  Bytes wire = protect(header(MessageType::checkpoint, 0),
+                       encode_body(MessageType::checkpoint, self_.suite, body), self_, nullptr,
+                       {{}, det_.signature_rnd});
   out.push_back({MessageType::checkpoint, 0, std::move(wire)});
   digests_.clear();
 }
 
-void TelemetrySender::start_epoch(std::vector<AuthorizedReader> readers, std::uint64_t now_ms,
+void TelemetrySender::start_epoch(std::vector<Reader> readers, std::uint64_t now_ms,
                                   std::vector<Outgoing>& out) {
   // Everything is made before anything changes, so a throw leaves the sender as it was.
   std::vector<Outgoing> made;
@@ -145,10 +140,16 @@ void TelemetrySender::start_epoch(std::vector<AuthorizedReader> readers, std::ui
   } else {
     crypto::random_secret_bytes(tk);
   }
-  detail::TelemetryKeyBody body{epoch, tk, policy_.checkpoint_messages,
-                                policy_.checkpoint_seconds};
-  const crypto::SecretBytes encoded = detail::encode_telemetry_key(body);
-  for (const AuthorizedReader& r : readers) {
+  // The encoded body holds TK in the clear: it goes into wiping storage at once.
+  const crypto::SecretBytes encoded = [&] {
+    Bytes plain = encode_body(MessageType::telemetry_key, self_.suite,
+                              TelemetryKey{epoch, tk, policy_.checkpoint_messages,
+                                           policy_.checkpoint_seconds});
+    crypto::SecretBytes secret(plain.begin(), plain.end());
+    crypto::secure_wipe(plain);
+    return secret;
+  }();
+  for (const Reader& r : readers) {
     const PeerKeys keys{r.suite, {}, r.kem_public};
     made.push_back({MessageType::telemetry_key, r.id,
                     protect(header(MessageType::telemetry_key, r.id), encoded, self_, &keys,
@@ -164,10 +165,9 @@ void TelemetrySender::start_epoch(std::vector<AuthorizedReader> readers, std::ui
   sealed_in_epoch_ = 0;
 }
 
-std::vector<Outgoing> TelemetrySender::set_readers(std::span<const AuthorizedReader> readers,
-                                                   std::uint64_t now_ms) {
-  if (readers.size() > kMaxReaders) throw std::invalid_argument("SRUP-PQ: over 16 readers");
-  std::vector<AuthorizedReader> set(readers.begin(), readers.end());
+std::vector<Outgoing> TelemetrySender::set_readers(const ReaderSet& readers, std::uint64_t now_ms) {
+  if (readers.readers.size() > kMaxReaders) throw std::invalid_argument("SRUP-PQ: over 16 readers");
+  std::vector<Reader> set = readers.readers;
   for (std::size_t i = 0; i < set.size(); ++i) {
     if (set[i].id == 0 || set[i].id == kAllOnesId || set[i].suite != self_.suite) {
       throw std::invalid_argument("SRUP-PQ: reader with a reserved ID or another suite");
@@ -253,7 +253,8 @@ void TelemetryReader::add_key(const Opened& key_message, std::uint64_t now_ms) {
     throw Refused(Refusal::bad_request, "not a Telemetry Key");
   }
   const std::uint64_t sender = key_message.header.sender;
-  const detail::TelemetryKeyBody body = detail::decode_telemetry_key(key_message.body);
+  const auto body = std::get<TelemetryKey>(decode_body(
+      MessageType::telemetry_key, key_message.header.suite, key_message.body));  // step 11
   KeyEpoch e;
   e.number = body.epoch;
   e.key = telemetry_aead_key(body.key);
@@ -348,7 +349,8 @@ CheckpointReport TelemetryReader::checkpoint(ByteView wire, std::string_view top
   if (it == senders_.end()) {
     throw Refused(Refusal::wrong_recipient, "not a reader of this sender");  // step 6, mode 3
   }
-  const detail::CheckpointBody body = detail::decode_checkpoint(opened.body);  // step 11
+  const auto body = std::get<Checkpoint>(
+      decode_body(MessageType::checkpoint, opened.header.suite, opened.body));  // step 11
   if (body.first_sequence > UINT64_MAX - body.count) {
     throw Refused(Refusal::bad_request, "Checkpoint range past 2^64");
   }

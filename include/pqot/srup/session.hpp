@@ -13,21 +13,20 @@
 #include "pqot/channel/epochs.hpp"
 #include "pqot/channel/key_schedule.hpp"
 #include "pqot/channel/nonce.hpp"
+#include "pqot/srup/body.hpp"
 #include "pqot/srup/protect.hpp"
 
 namespace pqot::srup {
 
 /// Section 4.2: the limits a sender may use at most, and the session's end.
-inline constexpr std::uint32_t kMaxEpochMessages = 1u << 20;
-inline constexpr std::uint32_t kMaxEpochSeconds = 3600;
+inline constexpr std::uint32_t kMaxEpochMessages = kMaxSessionMessages;  // 2^20
+inline constexpr std::uint32_t kMaxEpochSeconds = kMaxSessionSeconds;    // 1 hour
 inline constexpr std::uint32_t kSessionEpochs = 1u << 16;  ///< epochs 0 .. 2^16 - 1
 inline constexpr std::uint64_t kSessionLifetimeMs = 30ull * 24 * 3600 * 1000;
 /// How long the receiver keeps the previous epoch after the first message of the next one.
 inline constexpr std::uint64_t kEpochGraceMs = 60'000;
 /// The nonce tag of session envelopes (section 2.2): 's'.
 inline constexpr std::uint8_t kSessionNonceTag = 0x73;
-
-using SessionId = std::array<std::uint8_t, 8>;
 
 /// How often a sender moves to the next epoch: after max_messages envelopes or max_epoch_seconds,
 /// whichever comes first. Each in 1 .. kMaxEpochMessages / kMaxEpochSeconds.

@@ -14,28 +14,18 @@
 
 #include "pqot/channel/key_schedule.hpp"
 #include "pqot/crypto/hash.hpp"
+#include "pqot/srup/body.hpp"
 #include "pqot/srup/protect.hpp"
 
 namespace pqot::srup {
 
 /// The nonce tag of telemetry envelopes (section 2.2): 't'; the direction byte is always 0x00.
 inline constexpr std::uint8_t kTelemetryNonceTag = 0x74;
-inline constexpr std::size_t kTelemetryKeySize = 32;
 /// Section 5.1: a key epoch ends after this many telemetry envelopes or this time.
 inline constexpr std::uint32_t kTelemetryKeyMessages = 1u << 20;
 inline constexpr std::uint64_t kTelemetryKeyMs = 24ull * 3600 * 1000;
-/// Readers per Reader Set (section 2.4).
-inline constexpr std::size_t kMaxReaders = 16;
-
-/// One reader of a Reader Set: whom the device sends TK to. Its suite must be the device's (the
-/// Telemetry Key is sealed with protect(), which seals within one suite).
-struct AuthorizedReader {
-  std::uint64_t id = 0;
-  Suite suite = kDefaultSuite;
-  Bytes kem_public;
-};
-
-/// The device's choices; each limit at least 1, and the key limits at most the section 5.1 ones.
+/// The device's choices; each at least 1 and at most: checkpoints kMaxCheckpointMessages (1,024)
+/// and kMaxCheckpointSeconds (3,600), keys the section 5.1 limits.
 struct TelemetryPolicy {
   std::uint16_t checkpoint_messages = 64;
   std::uint16_t checkpoint_seconds = 60;
@@ -76,12 +66,12 @@ class TelemetrySender {
   TelemetrySender(const Identity& self, std::uint32_t first_epoch, HeaderFor header_for,
                   TelemetryPolicy policy = {}, TelemetryDeterminism det = {});
 
-  /// The C2's Reader Set. The first set, and any change (a reader removed, added or re-keyed),
-  /// starts a new key epoch: the old epoch's pending Checkpoint, then one sealed Telemetry Key
-  /// per reader of the new set. An unchanged set returns nothing. Throws std::invalid_argument
-  /// for more than kMaxReaders, a duplicate or reserved ID, or a reader of another suite.
-  std::vector<Outgoing> set_readers(std::span<const AuthorizedReader> readers,
-                                    std::uint64_t now_ms);
+  /// The C2's Reader Set (decoded, so 1..16 readers in ascending ID order). The first set, and
+  /// any change (a reader removed, added or re-keyed), starts a new key epoch: the old epoch's
+  /// pending Checkpoint, then one sealed Telemetry Key per reader of the new set. An unchanged set
+  /// returns nothing. Throws std::invalid_argument for more than kMaxReaders, a duplicate or
+  /// reserved ID, or a reader of another suite than the device's (protect() seals in one suite).
+  std::vector<Outgoing> set_readers(const ReaderSet& readers, std::uint64_t now_ms);
 
   /// Seals one reading, with in order what falls due: a rotation (Checkpoint of the old epoch,
   /// the new Telemetry Keys) if the key's message count or age is used up; the pending Checkpoint
@@ -97,10 +87,10 @@ class TelemetrySender {
   std::uint32_t epoch() const noexcept { return epoch_; }
   /// Telemetry envelopes sealed since the last Checkpoint.
   std::size_t pending() const noexcept { return digests_.size(); }
-  const std::vector<AuthorizedReader>& readers() const noexcept { return readers_; }
+  const std::vector<Reader>& readers() const noexcept { return readers_; }
 
  private:
-  void start_epoch(std::vector<AuthorizedReader> readers, std::uint64_t now_ms,
+  void start_epoch(std::vector<Reader> readers, std::uint64_t now_ms,
                    std::vector<Outgoing>& out);
   void flush_checkpoint(std::vector<Outgoing>& out);
   Header header(MessageType type, std::uint64_t recipient) const;
@@ -109,7 +99,7 @@ class TelemetrySender {
   HeaderFor header_for_;
   TelemetryPolicy policy_;
   TelemetryDeterminism det_;
-  std::vector<AuthorizedReader> readers_;
+  std::vector<Reader> readers_;
   bool has_key_ = false;
   std::uint32_t epoch_;
   crypto::SecretBytes key_;  // TK of the current epoch
