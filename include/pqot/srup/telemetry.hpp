@@ -8,7 +8,6 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <span>
 #include <string_view>
 #include <vector>
 
