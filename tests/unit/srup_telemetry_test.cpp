@@ -352,5 +352,27 @@ TEST_F(SrupTelemetry, ReaderBounds_5_2) {
   EXPECT_TRUE(c2.reader.take_unconfirmed().empty());
 }
 
+
+TEST_F(SrupTelemetry, RecipientZeroOnlyForTelemetryAndCheckpoints_2_1) {
+  Header h;
+  h.sender = kDevice;
+  h.lifetime_ms = 60'000;
+  h.type = MessageType::checkpoint;
+  h.mode = Mode::signed_clear;
+  h.recipient = 0;
+  EXPECT_NO_THROW(encode_header(h, 46));
+  h.recipient = 0xc2;  // a Checkpoint goes to every reader, never to one
+  EXPECT_THROW(encode_header(h, 46), std::invalid_argument);
+  h.type = MessageType::data;
+  h.mode = Mode::sealed;
+  h.recipient = 0;
+  EXPECT_THROW(encode_header(h, 46), std::invalid_argument);
+  // And on the wire: a sealed envelope relabelled to recipient 0 is malformed.
+  publish(sender->set_readers(set_of({&c2}), now), {});
+  Bytes wire = sender->set_readers(set_of({&c2, &m1}), now).back().wire;  // a Telemetry Key
+  for (std::size_t i = 16; i < 24; ++i) wire[i] = 0;
+  EXPECT_EQ(refusal([&] { parse_envelope(wire); }), Refusal::malformed);
+}
+
 }  // namespace
 }  // namespace pqot::srup
