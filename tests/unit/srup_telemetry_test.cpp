@@ -200,8 +200,8 @@ TEST_F(SrupTelemetry, CheckpointConfirmsHonestTelemetry_5_2) {
   make_sender({4, 60});
   publish(sender->set_readers(set_of({&c2, &m1, &m2}), now), {&c2, &m1, &m2});
   std::vector<Outgoing> all;
-  for (int i = 0; i < 4; ++i) {
-    auto out = sender->seal(text("r" + std::to_string(i)), now);
+  for (const char* reading : {"r0", "r1", "r2", "r3"}) {
+    auto out = sender->seal(text(reading), now);
     all.insert(all.end(), out.begin(), out.end());
   }
   ASSERT_EQ(all.size(), 5u);  // four readings, then the Checkpoint over them
