@@ -47,6 +47,12 @@ bool mode_allowed(MessageType type, Mode mode) {
   return mode == required_mode(type) || (mode == Mode::session && allows_session(type));
 }
 
+// Recipient 0 means "every reader of the sender": telemetry (mode 3) and its signed Checkpoints
+// (section 5.2); nothing else may use it.
+bool addressed_to_readers(const Header& h) {
+  return h.mode == Mode::telemetry_group || h.type == MessageType::checkpoint;
+}
+
 }  // namespace
 
 TopicTag topic_tag(std::string_view topic) {
@@ -97,7 +103,7 @@ EnvelopeView parse_envelope(ByteView wire) {
   std::copy(tag.begin(), tag.end(), h.topic.begin());
   if (h.sender == 0 || h.sender == kAllOnes)
     throw Refused(Refusal::malformed, "reserved sender ID");
-  if (h.recipient == kAllOnes || (h.recipient == 0) != (h.mode == Mode::telemetry_group)) {
+  if (h.recipient == kAllOnes || (h.recipient == 0) != addressed_to_readers(h)) {
     throw Refused(Refusal::malformed, "recipient ID not valid for the mode");
   }
   if (h.lifetime_ms == 0 || h.lifetime_ms > kMaxLifetimeMs) {
@@ -144,7 +150,7 @@ Bytes encode_header(const Header& h, std::size_t body_length) {
     throw std::invalid_argument("SRUP-PQ: lifetime must be 1 ms .. 7 days");
   }
   if (h.sender == 0 || h.sender == kAllOnes || h.recipient == kAllOnes ||
-      (h.recipient == 0) != (h.mode == Mode::telemetry_group)) {
+      (h.recipient == 0) != addressed_to_readers(h)) {
     throw std::invalid_argument("SRUP-PQ: reserved sender or recipient ID for this mode");
   }
   if (!mode_allowed(h.type, h.mode)) {

@@ -150,7 +150,11 @@ Opened open_protected(ByteView wire, std::string_view topic, std::uint64_t now_m
     valid = false;  // a malformed enrolled key verifies nothing
   }
   if (!valid) throw Refused(Refusal::bad_signature, "signature does not verify");
-  if (h.recipient != self.id) throw Refused(Refusal::wrong_recipient, "not addressed to us");  // 6
+  // Step 6. A Checkpoint goes to recipient 0 (parse_envelope allows 0 for no other signed type);
+  // whether this peer reads the sender's telemetry is the TelemetryReader's check (section 5.2).
+  if (h.recipient != self.id && h.type != MessageType::checkpoint) {
+    throw Refused(Refusal::wrong_recipient, "not addressed to us");
+  }
   if (h.topic != topic_tag(topic)) throw Refused(Refusal::wrong_topic, "topic tag differs");  // 7
   if (!within_lifetime(h, now_ms)) throw Refused(Refusal::expired, "outside its lifetime");  // 8
   Opened out;

@@ -1,0 +1,378 @@
+// SRUP-PQ telemetry groups (docs/srup-pq.md section 5): one device, several readers, a telemetry
+// key per key epoch sealed to each reader, rotation when a reader is removed, and checkpoints that
+// confirm honest telemetry and expose a reading forged by a reader who holds the key.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+
+#include "pqot/crypto/kem.hpp"
+#include "pqot/crypto/signature.hpp"
+#include "pqot/srup/envelope.hpp"
+#include "pqot/srup/telemetry.hpp"
+
+namespace pqot::srup {
+namespace {
+
+constexpr std::uint64_t kNow = 1'790'000'000'000;
+constexpr std::uint64_t kDevice = 0xa1;
+const std::string kTelemetryTopic = "srup/t/00000000000000a1";
+const std::string kKeyTopic = "srup/k/00000000000000a1";
+
+struct Peer {
+  Identity identity;
+  PeerKeys keys;
+};
+
+Peer make_peer(std::uint64_t id, Suite suite, std::uint8_t seed) {
+  const SuiteInfo info = suite_info(suite);
+  const auto& sig = crypto::signature_by_name(info.signature);
+  const auto& kem = crypto::kem_by_name(info.kem);
+  const auto sk = sig.keygen(Bytes(sig.seed_size(), seed));
+  const auto kk = kem.generate_keypair(Bytes(kem.keygen_seed_size(), seed));
+  return {{id, suite, sk.secret_key, kk.secret_key, kk.public_key}, {suite, sk.public_key, kk.public_key}};
+}
+
+Refusal refusal(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Refused& r) {
+    return r.reason();
+  }
+  ADD_FAILURE() << "accepted";
+  return Refusal::malformed;
+}
+
+Bytes text(std::string_view s) { return Bytes(s.begin(), s.end()); }
+Bytes body_of(const TelemetryReading& r) { return Bytes(r.opened.body.begin(), r.opened.body.end()); }
+std::vector<std::uint64_t> seqs(std::uint64_t first, std::uint64_t n) {
+  std::vector<std::uint64_t> v;
+  for (std::uint64_t i = 0; i < n; ++i) v.push_back(first + i);
+  return v;
+}
+
+// A reader: its identity and its TelemetryReader, fed with whatever the device publishes.
+struct ReaderPeer {
+  ReaderPeer(std::uint64_t id, std::uint8_t seed, const PeerKeys* device_keys)
+      : peer(make_peer(id, Suite::ed25519_xwing, seed)),
+        lookup([device_keys](std::uint64_t s) { return s == kDevice ? device_keys : nullptr; }),
+        reader(id, lookup) {}
+  Peer peer;
+  PeerLookup lookup;
+  TelemetryReader reader;
+  std::vector<TelemetryReading> readings;
+  std::vector<CheckpointReport> reports;
+  std::vector<Bytes> tk_plain;  // what the Telemetry Key messages held (a dishonest reader's view)
+
+  // Delivers one published envelope as the reader's receive path would.
+  void deliver(const Outgoing& o, std::uint64_t now) {
+    switch (o.type) {
+      case MessageType::telemetry_key: {
+        if (o.recipient != peer.identity.id) return;  // published to another reader's topic
+        const Opened opened = open_protected(o.wire, kKeyTopic, now, peer.identity, lookup);
+        tk_plain.emplace_back(opened.body.begin(), opened.body.end());
+        reader.add_key(opened, now);
+        break;
+      }
+      case MessageType::telemetry:
+        readings.push_back(reader.open(o.wire, kTelemetryTopic, now));
+        break;
+      default:
+        reports.push_back(reader.checkpoint(o.wire, kTelemetryTopic, now));
+    }
+  }
+  Bytes key_of_epoch(std::uint32_t epoch) const {
+    for (const Bytes& b : tk_plain) {
+      const auto tk = std::get<TelemetryKey>(decode_body(MessageType::telemetry_key, Suite::ed25519_xwing, b));
+      if (tk.epoch == epoch) return Bytes(tk.key.begin(), tk.key.end());
+    }
+    return {};
+  }
+};
+
+class SrupTelemetry : public ::testing::Test {
+ protected:
+  SrupTelemetry() { make_sender({}); }
+
+  void make_sender(TelemetryPolicy policy) {
+    sender = std::make_unique<TelemetrySender>(
+        device.identity, 7,
+        [this](MessageType, std::uint64_t recipient) {
+          Header h;
+          if (recipient == 0) {
+            counters[0] += skip;
+            skip = 0;
+          }
+          h.sequence = ++counters[recipient];
+          h.timestamp_ms = now;
+          h.lifetime_ms = 600'000;
+          h.topic = topic_tag(recipient == 0 ? kTelemetryTopic : kKeyTopic);
+          return h;
+        },
+        policy);
+  }
+  ReaderSet set_of(std::initializer_list<const ReaderPeer*> rs) const {
+    ReaderSet set;
+    for (const ReaderPeer* r : rs) set.readers.push_back({r->peer.identity.id, r->peer.keys.suite, r->peer.keys.kem_public});
+    return set;
+  }
+  void publish(const std::vector<Outgoing>& out, std::initializer_list<ReaderPeer*> to) {
+    for (const Outgoing& o : out) {
+      for (ReaderPeer* r : to) r->deliver(o, now);
+    }
+  }
+  static std::size_t count_of(const std::vector<Outgoing>& out, MessageType t) {
+    return static_cast<std::size_t>(
+        std::count_if(out.begin(), out.end(), [t](const Outgoing& o) { return o.type == t; }));
+  }
+
+  std::uint64_t now = kNow;
+  std::map<std::uint64_t, std::uint64_t> counters;  // the device's counter per recipient
+  std::uint64_t skip = 0;                           // set to make the next recipient-0 number jump
+  Peer device = make_peer(kDevice, Suite::ed25519_xwing, 1);
+  ReaderPeer c2{0xc2, 2, &device.keys};
+  ReaderPeer m1{0xd1, 3, &device.keys};
+  ReaderPeer m2{0xd2, 4, &device.keys};
+  std::unique_ptr<TelemetrySender> sender;
+};
+
+TEST_F(SrupTelemetry, ThreeReadersReadOneEnvelope_5_1) {
+  const auto keys = sender->set_readers(set_of({&c2, &m1, &m2}), now);
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(count_of(keys, MessageType::telemetry_key), 3u);
+  publish(keys, {&c2, &m1, &m2});
+  EXPECT_EQ(sender->epoch(), 7u);
+  const auto out = sender->seal(text("230.1 V"), now);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].recipient, 0u);
+  const EnvelopeView v = parse_envelope(out[0].wire);
+  EXPECT_EQ(v.header.mode, Mode::telemetry_group);
+  EXPECT_EQ(v.epoch, 7u);
+  publish(out, {&c2, &m1, &m2});
+  for (ReaderPeer* r : {&c2, &m1, &m2}) {
+    ASSERT_EQ(r->readings.size(), 1u);
+    EXPECT_EQ(body_of(r->readings[0]), text("230.1 V"));
+    EXPECT_TRUE(r->readings[0].awaiting_checkpoint);
+  }
+  // Someone who is no reader holds no key, and cannot open another reader's key message.
+  ReaderPeer outsider{0xe1, 5, &device.keys};
+  EXPECT_EQ(refusal([&] { outsider.reader.open(out[0].wire, kTelemetryTopic, now); }),
+            Refusal::decrypt_failed);
+  EXPECT_EQ(refusal([&] {
+              open_protected(keys[0].wire, kKeyTopic, now, outsider.peer.identity, outsider.lookup);
+            }),
+            Refusal::wrong_recipient);
+  // Tampered telemetry is refused by every reader.
+  Bytes bad = out[0].wire;
+  bad[30] ^= 1;  // the sequence
+  EXPECT_EQ(refusal([&] { c2.reader.open(bad, kTelemetryTopic, now); }), Refusal::decrypt_failed);
+  EXPECT_EQ(refusal([&] { c2.reader.open(out[0].wire, kKeyTopic, now); }), Refusal::wrong_topic);
+}
+
+TEST_F(SrupTelemetry, RemovedReaderReadsNothingAfterTheRotation_5_1) {
+  publish(sender->set_readers(set_of({&c2, &m1, &m2}), now), {&c2, &m1, &m2});
+  publish(sender->seal(text("before"), now), {&c2, &m1, &m2});
+  const auto rotation = sender->set_readers(set_of({&c2, &m1}), now);
+  // The old epoch's Checkpoint first, then the new key to the two remaining readers only.
+  ASSERT_EQ(rotation.size(), 3u);
+  EXPECT_EQ(rotation[0].type, MessageType::checkpoint);
+  EXPECT_EQ(rotation[1].recipient, 0xc2u);
+  EXPECT_EQ(rotation[2].recipient, 0xd1u);
+  EXPECT_EQ(sender->epoch(), 8u);
+  publish(rotation, {&c2, &m1, &m2});
+  const auto after = sender->seal(text("after"), now);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(body_of(c2.reader.open(after[0].wire, kTelemetryTopic, now)), text("after"));
+  EXPECT_EQ(body_of(m1.reader.open(after[0].wire, kTelemetryTopic, now)), text("after"));
+  EXPECT_EQ(refusal([&] { m2.reader.open(after[0].wire, kTelemetryTopic, now); }),
+            Refusal::decrypt_failed);
+  // Even relabelled as the old epoch, TK_7 does not open what was sealed under TK_8.
+  Bytes relabelled = after[0].wire;
+  const std::size_t epoch_at = parse_envelope(relabelled).header_bytes.size();
+  relabelled[epoch_at + 3] = 7;
+  EXPECT_EQ(refusal([&] { m2.reader.open(relabelled, kTelemetryTopic, now); }),
+            Refusal::decrypt_failed);
+  // An unchanged set changes nothing.
+  EXPECT_TRUE(sender->set_readers(set_of({&m1, &c2}), now).empty());
+}
+
+TEST_F(SrupTelemetry, CheckpointConfirmsHonestTelemetry_5_2) {
+  make_sender({4, 60});
+  publish(sender->set_readers(set_of({&c2, &m1, &m2}), now), {&c2, &m1, &m2});
+  std::vector<Outgoing> all;
+  for (const char* reading : {"r0", "r1", "r2", "r3"}) {
+    auto out = sender->seal(text(reading), now);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  ASSERT_EQ(all.size(), 5u);  // four readings, then the Checkpoint over them
+  EXPECT_EQ(all[4].type, MessageType::checkpoint);
+  EXPECT_EQ(parse_envelope(all[4].wire).header.recipient, 0u);
+  publish(all, {&c2, &m1, &m2});
+  for (ReaderPeer* r : {&c2, &m1, &m2}) {
+    ASSERT_EQ(r->reports.size(), 1u);
+    EXPECT_EQ(r->reports[0].verdict, CheckpointReport::Verdict::confirmed);
+    EXPECT_EQ(r->reports[0].received, seqs(1, 4));
+    EXPECT_EQ(r->reports[0].epoch, 7u);
+  }
+  EXPECT_EQ(sender->pending(), 0u);
+  // A later copy of a confirmed reading can no longer be confirmed.
+  EXPECT_FALSE(c2.reader.open(all[0].wire, kTelemetryTopic, now).awaiting_checkpoint);
+}
+
+TEST_F(SrupTelemetry, CheckpointFlagsAReadingForgedByADishonestReader_5_2) {
+  make_sender({4, 60});
+  publish(sender->set_readers(set_of({&c2, &m1, &m2}), now), {&c2, &m1, &m2});
+  std::vector<Outgoing> all;
+  for (int i = 0; i < 4; ++i) {
+    auto out = sender->seal(text("honest"), now);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  // m2 holds TK_7 and forges reading #2 (sequence 2) before the genuine one reaches m1.
+  const Bytes tk = m2.key_of_epoch(7);
+  ASSERT_EQ(tk.size(), 32u);
+  const Header genuine = parse_envelope(all[1].wire).header;
+  const Bytes forged = seal_telemetry(genuine, 7, tk, text("forged"));
+  EXPECT_EQ(body_of(m1.reader.open(forged, kTelemetryTopic, now)), text("forged"));  // provisional
+  m1.deliver(all[0], now);
+  EXPECT_EQ(refusal([&] { m1.deliver(all[1], now); }), Refusal::replay);  // same sequence, other bytes
+  m1.deliver(all[2], now);
+  m1.deliver(all[3], now);
+  m1.deliver(all[4], now);  // the Checkpoint
+  ASSERT_EQ(m1.reports.size(), 1u);
+  EXPECT_EQ(m1.reports[0].verdict, CheckpointReport::Verdict::mismatch);  // the alarm
+  EXPECT_EQ(m1.reports[0].received, seqs(1, 4));
+  // The C2, which got the genuine envelopes, confirms them.
+  publish(all, {&c2});
+  ASSERT_EQ(c2.reports.size(), 1u);
+  EXPECT_EQ(c2.reports[0].verdict, CheckpointReport::Verdict::confirmed);
+  // The forger cannot sign a Checkpoint in the device's name.
+  Bytes cp = all[4].wire;
+  cp[cp.size() - 70] ^= 1;  // inside the body's digest
+  EXPECT_EQ(refusal([&] { c2.reader.checkpoint(cp, kTelemetryTopic, now); }),
+            Refusal::bad_signature);
+}
+
+TEST_F(SrupTelemetry, IncompleteUntilTheMissingEnvelopeArrives_5_2) {
+  make_sender({3, 60});
+  publish(sender->set_readers(set_of({&c2}), now), {&c2});
+  std::vector<Outgoing> all;
+  for (int i = 0; i < 3; ++i) {
+    auto out = sender->seal(text("x"), now);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  ASSERT_EQ(all.size(), 4u);
+  c2.deliver(all[0], now);
+  c2.deliver(all[2], now);
+  c2.deliver(all[3], now);
+  ASSERT_EQ(c2.reports.size(), 1u);
+  EXPECT_EQ(c2.reports[0].verdict, CheckpointReport::Verdict::incomplete);
+  EXPECT_EQ(c2.reports[0].missing, (std::vector<std::uint64_t>{2}));
+  c2.deliver(all[1], now);  // late, reordered
+  c2.deliver(all[3], now);  // the same Checkpoint again
+  EXPECT_EQ(c2.reports[1].verdict, CheckpointReport::Verdict::confirmed);
+}
+
+TEST_F(SrupTelemetry, CheckpointByTimeAndAfterASequenceGap_5_2) {
+  make_sender({64, 60});
+  publish(sender->set_readers(set_of({&c2}), now), {&c2});
+  publish(sender->seal(text("a"), now), {&c2});
+  publish(sender->seal(text("b"), now), {&c2});
+  EXPECT_TRUE(sender->tick(now + 59'999).empty());
+  now += 60'000;
+  const auto due = sender->tick(now);
+  ASSERT_EQ(due.size(), 1u);
+  publish(due, {&c2});
+  EXPECT_EQ(c2.reports.back().verdict, CheckpointReport::Verdict::confirmed);
+  EXPECT_EQ(c2.reports.back().received, seqs(1, 2));
+  // A jump in the caller's counter closes the range: a Checkpoint covers consecutive numbers only.
+  publish(sender->seal(text("c"), now), {&c2});  // sequence 4 (3 was the Checkpoint)
+  skip = 10;
+  const auto gap = sender->seal(text("d"), now);  // sequence 15
+  ASSERT_EQ(gap.size(), 2u);
+  EXPECT_EQ(gap[0].type, MessageType::checkpoint);  // over sequence 4 alone
+  EXPECT_EQ(gap[1].type, MessageType::telemetry);
+  publish(gap, {&c2});
+  EXPECT_EQ(c2.reports.back().received, (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(c2.reports.back().verdict, CheckpointReport::Verdict::confirmed);
+  EXPECT_EQ(sender->pending(), 1u);
+}
+
+TEST_F(SrupTelemetry, RotatesByCountAndByAge_5_1) {
+  make_sender({64, 60, 3, kTelemetryKeyMs});
+  publish(sender->set_readers(set_of({&c2, &m1}), now), {&c2, &m1});
+  for (int i = 0; i < 3; ++i) publish(sender->seal(text("x"), now), {&c2, &m1});
+  const auto fourth = sender->seal(text("y"), now);
+  // Checkpoint of epoch 7, two Telemetry Keys for epoch 8, then the reading under epoch 8.
+  ASSERT_EQ(fourth.size(), 4u);
+  EXPECT_EQ(fourth[0].type, MessageType::checkpoint);
+  EXPECT_EQ(count_of(fourth, MessageType::telemetry_key), 2u);
+  EXPECT_EQ(parse_envelope(fourth[3].wire).epoch, 8u);
+  publish(fourth, {&c2, &m1});
+  EXPECT_EQ(c2.reports.back().verdict, CheckpointReport::Verdict::confirmed);
+  EXPECT_EQ(body_of(c2.readings.back()), text("y"));
+  EXPECT_EQ(c2.reader.epochs(kDevice), (std::vector<std::uint32_t>{8, 7}));
+  now += kTelemetryKeyMs;
+  const auto aged = sender->tick(now);
+  EXPECT_EQ(count_of(aged, MessageType::telemetry_key), 2u);
+  EXPECT_EQ(sender->epoch(), 9u);
+}
+
+TEST_F(SrupTelemetry, ReaderBounds_5_2) {
+  make_sender({2, 60});
+  publish(sender->set_readers(set_of({&c2, &m2}), now), {&c2, &m2});
+  const auto first = sender->seal(text("old epoch"), now);
+  publish(sender->set_readers(set_of({&c2}), now), {&c2});  // epoch 8; 7 kept as previous
+  // The previous epoch opens for 60 s after the newer key arrived, then its key is gone.
+  EXPECT_NO_THROW(c2.reader.open(first[0].wire, kTelemetryTopic, now + 60'000));
+  EXPECT_EQ(refusal([&] { c2.reader.open(first[0].wire, kTelemetryTopic, now + 60'001); }),
+            Refusal::decrypt_failed);
+  EXPECT_EQ(c2.reader.epochs(kDevice), (std::vector<std::uint32_t>{8}));
+  // An older key epoch is refused.
+  Opened stale;
+  stale.header.type = MessageType::telemetry_key;
+  stale.header.sender = kDevice;
+  stale.header.suite = Suite::ed25519_xwing;
+  const Bytes old_body = c2.tk_plain.front();
+  stale.body.assign(old_body.begin(), old_body.end());
+  EXPECT_EQ(refusal([&] { c2.reader.add_key(stale, now); }), Refusal::bad_request);
+  // A key holder flooding forged sequences cannot grow the pending set past 2 intervals.
+  const Bytes tk = c2.key_of_epoch(8);
+  Header h = parse_envelope(first[0].wire).header;
+  for (std::uint64_t s = 100; s < 110; ++s) {
+    h.sequence = s;
+    (void)c2.reader.open(seal_telemetry(h, 8, tk, text("flood")), kTelemetryTopic, now);
+  }
+  const auto dropped = c2.reader.take_unconfirmed();
+  // First the old-epoch reading, never covered (its Checkpoint came before it) and retired with
+  // its epoch; then 6 of the 10 forged ones: 4 (2 intervals of 2) are kept.
+  ASSERT_EQ(dropped.size(), 7u);
+  EXPECT_EQ(dropped[0], (EnvelopeRef{kDevice, 7, 1}));
+  EXPECT_EQ(dropped[1], (EnvelopeRef{kDevice, 8, 100}));
+  EXPECT_EQ(dropped[6], (EnvelopeRef{kDevice, 8, 105}));
+  EXPECT_TRUE(c2.reader.take_unconfirmed().empty());
+}
+
+
+TEST_F(SrupTelemetry, RecipientZeroOnlyForTelemetryAndCheckpoints_2_1) {
+  Header h;
+  h.sender = kDevice;
+  h.lifetime_ms = 60'000;
+  h.type = MessageType::checkpoint;
+  h.mode = Mode::signed_clear;
+  h.recipient = 0;
+  EXPECT_NO_THROW(encode_header(h, 46));
+  h.recipient = 0xc2;  // a Checkpoint goes to every reader, never to one
+  EXPECT_THROW(encode_header(h, 46), std::invalid_argument);
+  h.type = MessageType::data;
+  h.mode = Mode::sealed;
+  h.recipient = 0;
+  EXPECT_THROW(encode_header(h, 46), std::invalid_argument);
+  // And on the wire: a sealed envelope relabelled to recipient 0 is malformed.
+  publish(sender->set_readers(set_of({&c2}), now), {});
+  Bytes wire = sender->set_readers(set_of({&c2, &m1}), now).back().wire;  // a Telemetry Key
+  for (std::size_t i = 16; i < 24; ++i) wire[i] = 0;
+  EXPECT_EQ(refusal([&] { parse_envelope(wire); }), Refusal::malformed);
+}
+
+}  // namespace
+}  // namespace pqot::srup
