@@ -45,5 +45,6 @@ void add_seal_command(CLI::App& app);
 void add_open_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_legacy_verify_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace pqot::srup_tool

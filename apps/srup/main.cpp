@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_open_command(app);
   add_inspect_command(app);
   add_legacy_verify_command(app);
+  add_bench_command(app);
 
   try {
     app.parse(argc, argv);
