@@ -20,6 +20,9 @@ using crypto::Bytes;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInternal = 3;
 inline constexpr int kExitRefused = 4;
+/// The most a command reads from standard input: any envelope and then some. A longer SRUP-PQ
+/// envelope is still read whole and refused as MALFORMED by the parser, rather than cut.
+inline constexpr std::size_t kMaxStdin = 1 << 20;
 
 /// A mistake in what the user gave us (exit 2).
 class UsageError : public std::runtime_error {

@@ -10,10 +10,8 @@ namespace pqot::srup_tool {
 
 namespace {
 
-constexpr std::size_t kMaxInput = 1 << 20;
-
 void run_inspect(bool json) {
-  const Bytes wire = read_stdin(kMaxInput);
+  const Bytes wire = read_stdin(kMaxStdin);
   const srup::EnvelopeView v = srup::parse_envelope(wire);
   nlohmann::ordered_json j = header_json(v.header);
   j["verified"] = false;

@@ -20,9 +20,6 @@ struct LegacyOptions {
   bool json = false;
 };
 
-// The original's envelopes are small; its parser read at most 64 KiB past the header.
-constexpr std::size_t kMaxLegacyInput = 1 << 20;
-
 crypto::Bytes read_rsa_key(const std::string& path) {
   crypto::Bytes text;
   try {
@@ -39,7 +36,7 @@ crypto::Bytes read_rsa_key(const std::string& path) {
 
 void run_legacy_verify(const LegacyOptions& o) {
   const crypto::Bytes key = read_rsa_key(o.pub);
-  const crypto::Bytes wire = read_stdin(kMaxLegacyInput);
+  const crypto::Bytes wire = read_stdin(kMaxStdin);
   std::cerr << "srup: warning: " << srup::legacy::kLegacyWarning << "\n";
   const srup::legacy::LegacyEnvelope env = srup::legacy::decode(wire);
   if (!srup::legacy::verify(env, key)) {
