@@ -163,8 +163,14 @@ Opened open_protected(ByteView wire, std::string_view topic, std::uint64_t now_m
     out.body.assign(v.body.begin(), v.body.end());
     return out;
   }
-  // step 9
-  const auto secret = decapsulate(h.suite, self, v.kem_ciphertext);
+  // step 9. The ciphertext is the sender's: whatever the KEM throws for it (X-Wing's X25519 part
+  // refuses a low-order point, for one) is a refusal, not an internal error.
+  std::optional<crypto::SecretBytes> secret;
+  try {
+    secret = decapsulate(h.suite, self, v.kem_ciphertext);
+  } catch (const crypto::Error&) {
+    secret.reset();
+  }
   if (!secret) throw Refused(Refusal::decrypt_failed, "KEM ciphertext does not decrypt");
   try {
     crypto::Aes256Gcm aead(seal_key(self.kem_public, *secret, v.header_bytes).span());

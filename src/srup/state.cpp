@@ -275,6 +275,9 @@ bool StateStore::accept(StreamKey key, std::uint64_t seq) {
 bool StateStore::accept_batched(StreamKey key, std::uint64_t seq) {
   CallGuard guard(*this);
   Stream& s = stream(key);
+  if (!s.window.empty() && seq > s.window.highest() && seq - s.window.highest() > options_.telemetry_max_lead) {
+    return false;
+  }
   if (!s.window.accept(seq)) return false;
   s.dirty = true;
   const auto now = std::chrono::steady_clock::now();
@@ -387,6 +390,13 @@ void StateStore::complete_command(StreamKey key, std::uint64_t seq, ByteView res
       .done();
   tx.commit();
   in_flight_.erase(id);
+}
+
+void StateStore::abandon_command(StreamKey key, std::uint64_t seq) {
+  CallGuard guard(*this);
+  if (in_flight_.erase(std::make_tuple(key.sender, key.recipient, seq)) == 0) {
+    throw std::logic_error("SRUP-PQ state: abandon_command for a command not in flight");
+  }
 }
 
 // At most journal_rows_per_sender rows per stream: the oldest sequence numbers go first, never a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -326,11 +327,16 @@ TelemetryReading TelemetryReader::open(ByteView wire, std::string_view topic,
   }
   if (held == e->pending.end()) {
     const std::size_t bound = kPendingIntervals * e->checkpoint_messages;
-    if (e->pending.size() >= bound) {  // the oldest pending one can no longer be confirmed
-      const auto oldest = e->pending.begin();
+    if (e->pending.size() >= bound) {
+      // Full. Checkpoints cover the lowest sequences first, so keep the lowest: a sequence below
+      // the highest pending one pushes the highest out (forged far-ahead numbers from a key holder
+      // go first, and the device's own readings keep their place); a new highest one means the
+      // stream moved on past a lost Checkpoint, and the oldest can no longer be confirmed.
+      const auto highest = std::prev(e->pending.end());
+      const auto victim = h.sequence < highest->first ? highest : e->pending.begin();
       if (unconfirmed_.size() >= kMaxUnconfirmedReported) unconfirmed_.erase(unconfirmed_.begin());
-      unconfirmed_.push_back({h.sender, e->number, oldest->first});
-      e->pending.erase(oldest);
+      unconfirmed_.push_back({h.sender, e->number, victim->first});
+      e->pending.erase(victim);
     }
     e->pending.emplace(h.sequence, digest);
   }

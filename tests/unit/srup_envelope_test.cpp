@@ -8,6 +8,7 @@
 #include <map>
 
 #include "pqot/crypto/kem.hpp"
+#include "pqot/crypto/rsa.hpp"
 #include "pqot/crypto/signature.hpp"
 #include "pqot/srup/envelope.hpp"
 #include "pqot/srup/protect.hpp"
@@ -25,6 +26,11 @@ struct Peer {
 
 Peer make_peer(std::uint64_t id, Suite suite, std::uint8_t seed_byte) {
   const SuiteInfo info = suite_info(suite);
+  if (info.legacy) {  // RSA keys have no seeds: fresh RSA-2048 pairs for signing and OAEP
+    const auto sk = crypto::signature_by_name(info.signature).keygen();
+    const auto kk = crypto::rsa_oaep_by_name(info.kem).keygen();
+    return Peer{{id, suite, sk.secret_key, kk.secret_key, kk.public_key}, {suite, sk.public_key, kk.public_key}};
+  }
   const auto& sig = crypto::signature_by_name(info.signature);
   const auto& kem = crypto::kem_by_name(info.kem);
   const auto sk = sig.keygen(Bytes(sig.seed_size(), seed_byte));
@@ -186,6 +192,27 @@ TEST_P(SrupEnvelope, DowngradeToAnotherSuiteIsRefused) {
   EXPECT_EQ(refusal_of(wire), Refusal::unsupported_suite);
 }
 
+// Section 3: the legacy RSA suite only from peers enrolled as legacy; a genuine RSA-signed,
+// RSA-sealed envelope from a C2 enrolled with a post-quantum suite is a downgrade.
+TEST(SrupEnvelopeLegacy, LegacySuiteOnlyFromPeersEnrolledAsLegacy) {
+  const Peer modern_c2 = make_peer(0xc2, Suite::mldsa65_mlkem768, 1);
+  const Peer legacy_c2 = make_peer(0xc2, Suite::legacy_rsa2048, 0);
+  const Peer legacy_device = make_peer(0xa1, Suite::legacy_rsa2048, 0);
+  const Bytes wire = protect(header_for(MessageType::action, Mode::sealed, 0xc2, 0xa1, 1, Suite::legacy_rsa2048),
+                             Bytes{7, 0}, legacy_c2.identity, &legacy_device.keys);
+  const auto as_enrolled = [](const PeerKeys& keys) {
+    return [&keys](std::uint64_t id) -> const PeerKeys* { return id == 0xc2 ? &keys : nullptr; };
+  };
+  const Opened ok = open_protected(wire, kTopic, kNow, legacy_device.identity, as_enrolled(legacy_c2.keys));
+  EXPECT_EQ(Bytes(ok.body.begin(), ok.body.end()), (Bytes{7, 0}));
+  try {
+    (void)open_protected(wire, kTopic, kNow, legacy_device.identity, as_enrolled(modern_c2.keys));
+    ADD_FAILURE() << "a legacy envelope from a modern peer was accepted";
+  } catch (const Refused& e) {
+    EXPECT_EQ(e.reason(), Refusal::unsupported_suite);
+  }
+}
+
 TEST_P(SrupEnvelope, ModesAreFixedPerType) {
   // A join request may not come sealed, an action may not come signed-only.
   EXPECT_THROW((void)protect(header_for(MessageType::action, Mode::signed_clear, 0xc2, 0xa1, 1,
@@ -199,7 +226,7 @@ TEST_P(SrupEnvelope, ModesAreFixedPerType) {
 
 INSTANTIATE_TEST_SUITE_P(Suites, SrupEnvelope,
                          ::testing::Values(Suite::mldsa65_mlkem768, Suite::ed25519_xwing,
-                                           Suite::hybrid_xwing),
+                                           Suite::hybrid_xwing, Suite::legacy_rsa2048),
                          [](const auto& info) {
                            return std::to_string(static_cast<int>(info.param));
                          });

@@ -198,6 +198,32 @@ TEST_F(SrupState, Section7_3_DuplicateInProgressThenCachedBytes) {
   EXPECT_THROW(s.complete_command(kC2ToDevice, 8, response), std::logic_error);  // never admitted
 }
 
+// A command whose action failed without a Response is abandoned: never dropped, never run again.
+TEST_F(SrupState, Section7_3_AbandonedCommandIsAnsweredInterrupted) {
+  StateStore s(db);
+  const Bytes interrupted = {0x53, 0x52, 0x50, 0x51, 0x90};
+  EXPECT_EQ(s.admit_command(kC2ToDevice, 9, kToken, MessageType::action).verdict, Verdict::execute);
+  s.abandon_command(kC2ToDevice, 9);
+  EXPECT_THROW(s.abandon_command(kC2ToDevice, 9), std::logic_error);  // no longer in flight
+  EXPECT_EQ(s.admit_command(kC2ToDevice, 9, kToken, MessageType::action).verdict, Verdict::interrupted);
+  s.complete_command(kC2ToDevice, 9, interrupted);
+  const auto again = s.admit_command(kC2ToDevice, 9, kToken, MessageType::action);
+  EXPECT_EQ(again.verdict, Verdict::answer_cached);
+  EXPECT_EQ(again.response, interrupted);
+}
+
+// A forged far-ahead telemetry number is refused before it can move the window.
+TEST_F(SrupState, Section7_2_TelemetryNumbersFarAheadAreRefused) {
+  StateStore::Options o;
+  o.telemetry_max_lead = 100;
+  StateStore s(db, o);
+  const StreamKey telemetry{0xa1, 0};
+  EXPECT_TRUE(s.accept_batched(telemetry, 1));
+  EXPECT_FALSE(s.accept_batched(telemetry, 102));  // 101 ahead
+  EXPECT_TRUE(s.accept_batched(telemetry, 101));   // 100 ahead
+  EXPECT_TRUE(s.accept_batched(telemetry, 2));     // the device's own numbers still fit
+}
+
 TEST_F(SrupState, Section7_3_AcceptedBeforeACrashIsInterruptedNeverRunAgain) {
   in_crashing_child([&] {
     StateStore s(db);

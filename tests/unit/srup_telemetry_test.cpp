@@ -252,6 +252,35 @@ TEST_F(SrupTelemetry, CheckpointFlagsAReadingForgedByADishonestReader_5_2) {
             Refusal::bad_signature);
 }
 
+// A key holder fills another reader's pending set with forged far-ahead sequences: the device's
+// own readings push them out again, so its Checkpoint still confirms (the forged ones are reported
+// unconfirmed, never confirmed).
+TEST_F(SrupTelemetry, ForgedFarAheadSequencesCannotStarveTheCheckpoint_5_2) {
+  make_sender({4, 60});
+  publish(sender->set_readers(set_of({&c2, &m1}), now), {&c2, &m1});
+  std::vector<Outgoing> all;
+  for (int i = 0; i < 4; ++i) {
+    auto out = sender->seal(text("honest"), now);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  ASSERT_EQ(all.size(), 5u);
+  const Bytes tk = m1.key_of_epoch(7);
+  Header h = parse_envelope(all[0].wire).header;
+  for (std::uint64_t s = 1'000'000; s < 1'000'008; ++s) {  // 2 intervals of 4, and more
+    h.sequence = s;
+    (void)c2.reader.open(seal_telemetry(h, 7, tk, text("forged")), kTelemetryTopic, now);
+  }
+  (void)c2.reader.take_unconfirmed();
+  publish(all, {&c2});
+  ASSERT_EQ(c2.reports.size(), 1u);
+  EXPECT_EQ(c2.reports[0].verdict, CheckpointReport::Verdict::confirmed);
+  EXPECT_EQ(c2.reports[0].received, seqs(1, 4));
+  // The four forged numbers the readings pushed out are reported, as never confirmable.
+  const auto dropped = c2.reader.take_unconfirmed();
+  ASSERT_EQ(dropped.size(), 4u);
+  for (const EnvelopeRef& r : dropped) EXPECT_GE(r.sequence, 1'000'000u);
+}
+
 TEST_F(SrupTelemetry, IncompleteUntilTheMissingEnvelopeArrives_5_2) {
   make_sender({3, 60});
   publish(sender->set_readers(set_of({&c2}), now), {&c2});

@@ -51,6 +51,8 @@ struct StateStoreOptions {
   /// keeps the default; a one-shot process (the `srup seal` tool) reserves 1, so consecutive runs
   /// number 1, 2, 3 rather than 1, 1025, 2049.
   std::uint64_t counter_block = 1024;
+  /// accept_batched: the furthest a telemetry number may lie above the highest one seen.
+  std::uint64_t telemetry_max_lead = 65536;
   /// Milliseconds since the Unix epoch (journal ages); the system clock if empty.
   std::function<std::uint64_t()> now_ms;
 };
@@ -98,6 +100,9 @@ class StateStore {
   /// Telemetry: as accept(), but the window is committed once `telemetry_batch` numbers are
   /// pending or `telemetry_flush` has passed since the first pending one (checked on each call),
   /// or at flush() / destruction. A crash forgets at most the pending numbers.
+  /// A number more than `telemetry_max_lead` above the window's highest is refused (false, nothing
+  /// recorded): telemetry numbers rise one by one, and a key holder's forged far-ahead number must
+  /// not push the device's own numbers out of the window (docs/srup-pq.md section 7.2).
   bool accept_batched(StreamKey stream, std::uint64_t seq);
   /// Commits every pending window now (the caller's timer, when telemetry stops).
   void flush();
@@ -123,6 +128,11 @@ class StateStore {
   /// std::invalid_argument for an envelope over 65,535 bytes, StateError on a database failure
   /// (the command stays in flight: call again).
   void complete_command(StreamKey stream, std::uint64_t seq, ByteView response_envelope);
+  /// After execute or interrupted, when no Response can be made (the action threw, the Response
+  /// would not fit): the command leaves the in-flight set with its row still `accepted`, so the
+  /// next retry gets `interrupted` and is answered 0x90, never run again and never dropped.
+  /// Throws std::logic_error if (stream, seq) is not in flight.
+  void abandon_command(StreamKey stream, std::uint64_t seq);
 
  private:
   struct Stream {
