@@ -1,4 +1,7 @@
 // srup keygen: a new identity in DIR (docs/srup-tool.md).
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -54,9 +57,11 @@ void run_keygen(const KeygenOptions& o) {
   const std::filesystem::path dir(o.out);
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
-    std::filesystem::create_directories(dir, ec);
-    if (ec) throw UsageError("--out: cannot create directory '" + o.out + "': " + ec.message());
-    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+    // The parents as the umask says; the identity's own directory private from the start.
+    if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
+    if (ec || (::mkdir(o.out.c_str(), 0700) != 0 && errno != EEXIST)) {
+      throw UsageError("--out: cannot create directory '" + o.out + "'" + (ec ? ": " + ec.message() : ""));
+    }
   }
   try {
     srup::write_identity(dir, id, suite, srup::random_seeds(suite));

@@ -1,5 +1,6 @@
 #include "message_json.hpp"
 
+#include <cstdio>
 #include <iostream>
 #include <type_traits>
 
@@ -32,13 +33,40 @@ nlohmann::ordered_json keys_json(const srup::PublicKeys& k) {
   return {{"signature_public", key_json(k.signature_public)}, {"kem_public", key_json(k.kem_public)}};
 }
 
+// A peer's text on one line and harmless to a terminal: control characters (C0, DEL, C1 in
+// UTF-8), the line and paragraph separators and the backslash itself become \xNN / \uNNNN.
+std::string escaped(const std::string& text) {
+  std::string out;
+  char buf[8];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    const auto third = i + 2 < text.size() ? static_cast<unsigned char>(text[i + 2]) : 0;
+    if (c < 0x20 || c == 0x7f || c == '\\') {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // C1 controls U+0080-009F
+      std::snprintf(buf, sizeof buf, "\\u%04x", next);
+      out += buf;
+      ++i;
+    } else if (c == 0xe2 && next == 0x80 && (third == 0xa8 || third == 0xa9)) {  // U+2028, U+2029
+      std::snprintf(buf, sizeof buf, "\\u%04x", 0x2000 + (third - 0x80));
+      out += buf;
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 void flatten(const std::string& prefix, const nlohmann::ordered_json& j) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) flatten(prefix.empty() ? k : prefix + "." + k, v);
   } else if (j.is_array()) {
     for (std::size_t i = 0; i < j.size(); ++i) flatten(prefix + "." + std::to_string(i), j[i]);
   } else if (j.is_string()) {
-    std::cout << prefix << "=" << j.get<std::string>() << "\n";
+    std::cout << prefix << "=" << escaped(j.get<std::string>()) << "\n";
   } else {
     std::cout << prefix << "=" << j.dump() << "\n";
   }

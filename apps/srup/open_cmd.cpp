@@ -23,10 +23,6 @@ struct OpenOptions {
   bool json = false;
 };
 
-// Enough for any envelope and then some: a longer one is read whole and refused as MALFORMED by
-// the parser (section 2), rather than cut.
-constexpr std::size_t kMaxInput = 1 << 20;
-
 void run_open(const OpenOptions& o) {
   const srup::LoadedIdentity me = [&] {
     try {
@@ -50,7 +46,7 @@ void run_open(const OpenOptions& o) {
   } catch (const std::exception& e) {
     throw UsageError(std::string("--state: ") + e.what());
   }
-  const Bytes wire = read_stdin(kMaxInput);
+  const Bytes wire = read_stdin(kMaxStdin);
   const std::uint64_t now = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
@@ -59,6 +55,11 @@ void run_open(const OpenOptions& o) {
   const srup::Opened opened = srup::open_protected(
       wire, o.topic, now, me.self,
       [&](std::uint64_t sender) { return sender == peer.id ? &peer.keys : nullptr; });
+  // Step 6 for a Checkpoint (recipient 0): only a telemetry reader holding the device's key may
+  // take one (TelemetryReader); this tool is none.
+  if (opened.header.type == srup::MessageType::checkpoint) {
+    throw srup::Refused(srup::Refusal::wrong_recipient, "a Checkpoint is for the device's telemetry readers");
+  }
   // Step 10: the window of (sender, recipient), committed before anything is printed.
   if (!state->accept({opened.header.sender, opened.header.recipient}, opened.header.sequence)) {
     throw srup::Refused(srup::Refusal::replay,

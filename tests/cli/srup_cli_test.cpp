@@ -149,6 +149,23 @@ TEST_F(SrupCli, SealedActionOpensOnceAcrossProcesses) {
   EXPECT_EQ(cli_fields(t.out)["sequence"], "2");  // the C2's persisted counter went on
 }
 
+// A peer's text cannot add lines to the key=value output or reach the terminal raw.
+TEST_F(SrupCli, PeerTextIsPrintedEscaped) {
+  keygen("c2", "00000000000000c2");
+  keygen("dev", "00000000000000a1");
+  const auto r = srup({"seal", "--from", at("c2"), "--to", at("dev/identity.pub"), "--topic", kTopic,
+                       "--type", "data", "--data-id", "temp\nsequence=999", "--value", "a\x1b[2Jb\\"},
+                      "", at("data.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = open_as("dev", "c2/identity.pub", at("data.bin"), kTopic, false);
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  auto f = cli_fields(t.out);
+  EXPECT_EQ(f["sequence"], "1");
+  EXPECT_EQ(f["body.data_id"], "temp\\x0asequence=999");
+  EXPECT_EQ(f["body.value.value"], "a\\x1b[2Jb\\x5c");
+  EXPECT_EQ(t.out.find('\x1b'), std::string::npos);
+}
+
 TEST_F(SrupCli, EveryRefusalExitsFourAndLeavesTheStateAlone) {
   keygen("c2", "00000000000000c2");
   keygen("dev", "00000000000000a1");
