@@ -55,9 +55,10 @@ void run_keygen(const KeygenOptions& o) {
   const std::uint64_t id = parse_id(o.id, "--id");
   const srup::Suite suite = choose_suite(o);
   const std::filesystem::path dir(o.out);
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
+  std::error_code probe;
+  if (!std::filesystem::is_directory(dir, probe)) {
     // The parents as the umask says; the identity's own directory private from the start.
+    std::error_code ec;
     if (dir.has_parent_path()) std::filesystem::create_directories(dir.parent_path(), ec);
     if (ec || (::mkdir(o.out.c_str(), 0700) != 0 && errno != EEXIST)) {
       throw UsageError("--out: cannot create directory '" + o.out + "'" + (ec ? ": " + ec.message() : ""));

@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../support/child_process.hpp"
 #include "../support/cli_fields.hpp"
 #include "../support/temp_dir.hpp"
+#include "pqot/srup/identity.hpp"
+#include "pqot/srup/protect.hpp"
 
 namespace {
 
@@ -120,6 +123,17 @@ TEST_F(SrupCli, KeygenWritesBothFilesOnceAndPicksTheSuite) {
                      "--kem", "ML-KEM-768"}),
                "no suite pairs");
   expect_usage(srup({"keygen", "--out", at("x")}), "--id");
+
+  // A relative directory, created private; its parents as the umask says.
+  const auto rel = run_process("/bin/sh", {"-c", "cd " + quoted(tmp.path().string()) + " && " + quoted(SRUP_BIN) +
+                                                     " keygen --id 00000000000000a9 --out rel/dev"});
+  ASSERT_EQ(rel.exit_code, 0) << rel.err;
+  struct stat dir {};
+  ASSERT_EQ(::stat(at("rel/dev").c_str(), &dir), 0);
+  EXPECT_EQ(dir.st_mode & 0777, 0700u);
+  const auto flat = run_process("/bin/sh", {"-c", "cd " + quoted(tmp.path().string()) + " && " + quoted(SRUP_BIN) +
+                                                      " keygen --id 00000000000000aa --out flat"});
+  EXPECT_EQ(flat.exit_code, 0) << flat.err;
 }
 
 TEST_F(SrupCli, SealedActionOpensOnceAcrossProcesses) {
@@ -199,6 +213,33 @@ TEST_F(SrupCli, EveryRefusalExitsFourAndLeavesTheStateAlone) {
   const auto ok = open_as("dev", "c2/identity.pub", msg);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   expect_refused(open_as("dev", "c2/identity.pub", msg), "REPLAY");
+}
+
+// Step 11: an authenticated envelope whose body is not valid for its type. The tool cannot make
+// one, so the C2's own identity file signs it through the library. Its sequence is recorded
+// (step 10 came first): a retry is a replay.
+TEST_F(SrupCli, AuthenticatedButInvalidBodyIsBadRequest) {
+  keygen("c2", "00000000000000c2");
+  keygen("dev", "00000000000000a1");
+  const pqot::srup::LoadedIdentity c2 = pqot::srup::load_identity(at("c2"));
+  const pqot::srup::PublicIdentity dev = pqot::srup::load_public_identity(at("dev/identity.pub"));
+  pqot::srup::Header h;
+  h.type = pqot::srup::MessageType::data;
+  h.mode = pqot::srup::Mode::sealed;
+  h.suite = c2.self.suite;
+  h.sender = c2.self.id;
+  h.recipient = dev.id;
+  h.sequence = 5;
+  h.timestamp_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                  std::chrono::system_clock::now().time_since_epoch())
+                                                  .count());
+  h.lifetime_ms = 60'000;
+  h.topic = pqot::srup::topic_tag(kTopic);
+  const pqot::crypto::Bytes empty_data_id = {0x00, 0x00};  // a Data ID of length 0, no value
+  const pqot::crypto::Bytes wire = pqot::srup::protect(h, empty_data_id, c2.self, &dev.keys);
+  write_file(at("bad.bin"), std::string(wire.begin(), wire.end()));
+  expect_refused(open_as("dev", "c2/identity.pub", at("bad.bin")), "BAD_REQUEST");
+  expect_refused(open_as("dev", "c2/identity.pub", at("bad.bin")), "REPLAY");
 }
 
 TEST_F(SrupCli, SignedJoinRequestAndInspect) {
