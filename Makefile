@@ -1,7 +1,7 @@
 # pqot: `make demo` and `make test` do everything on a fresh Debian 12 machine.
 JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 15
 
 .PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-simulated bench-gateway test test-release test-asan test-fuzz bench fuzz \
         format tidy clean
