@@ -6,29 +6,17 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pqot/crypto/error.hpp"
+
 namespace pqot::srup_tool {
-
-namespace {
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::uint64_t parse_id(std::string_view text, std::string_view what) {
   if (text.size() != 16) {
     throw UsageError(std::string(what) + ": a peer ID is exactly 16 hex digits (64 bits)");
   }
+  const crypto::Bytes raw = parse_hex(text, what);
   std::uint64_t id = 0;
-  for (char c : text) {
-    const int v = hex_value(c);
-    if (v < 0) throw UsageError(std::string(what) + ": not a hex digit in the ID");
-    id = (id << 4) | static_cast<std::uint64_t>(v);
-  }
+  for (std::uint8_t b : raw) id = (id << 8) | b;
   if (id == 0 || id == ~std::uint64_t{0}) {
     throw UsageError(std::string(what) + ": the IDs 0000000000000000 and ffffffffffffffff are reserved");
   }
@@ -41,26 +29,14 @@ std::string id_hex(std::uint64_t id) {
   return buf;
 }
 
-std::string to_hex(crypto::ByteView bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(bytes.size() * 2, '0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0x0f];
-  }
-  return out;
-}
+std::string to_hex(crypto::ByteView bytes) { return crypto::to_hex(bytes); }
 
 crypto::Bytes parse_hex(std::string_view text, std::string_view what) {
-  if (text.size() % 2 != 0) throw UsageError(std::string(what) + ": odd number of hex digits");
-  crypto::Bytes out(text.size() / 2);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const int hi = hex_value(text[2 * i]);
-    const int lo = hex_value(text[2 * i + 1]);
-    if (hi < 0 || lo < 0) throw UsageError(std::string(what) + ": not hex");
-    out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+  try {
+    return crypto::from_hex(text);
+  } catch (const crypto::Error& e) {
+    throw UsageError(std::string(what) + ": " + e.what());
   }
-  return out;
 }
 
 crypto::Bytes read_stdin(std::size_t max) {
