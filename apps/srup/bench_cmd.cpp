@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "pqot/common/clock.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/rsa.hpp"
 #include "pqot/crypto/signature.hpp"
@@ -48,12 +49,6 @@ struct Row {
   double seal_spread = 0;  // (max − min) / median of the rounds' medians: the machine's noise
   double open_spread = 0;
 };
-
-std::uint64_t wall_ms() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -150,7 +145,7 @@ srup::Header header(srup::MessageType type, srup::Mode mode, const srup::Identit
   h.sender = from.id;
   h.recipient = to;
   h.sequence = seq;
-  h.timestamp_ms = wall_ms();
+  h.timestamp_ms = common::unix_time_ms();
   h.lifetime_ms = 300'000;
   h.topic = srup::topic_tag(topic);
   h.token = token36();
@@ -167,7 +162,7 @@ Row sealed_row(const BenchOptions& o, const Pair& p, srup::MessageType type, con
     wire = srup::protect(header(type, srup::Mode::sealed, p.c2, kDevice, ++seq, kTopic), body, p.c2,
                          &p.device_keys);
   });
-  const std::uint64_t now = wall_ms();
+  const std::uint64_t now = common::unix_time_ms();
   const auto open = time_us(o, [&] { (void)srup::open_protected(wire, kTopic, now, p.device, lookup); });
   return {std::string(srup::suite_info(p.c2.suite).name), "sealed", std::move(payload), wire.size(),
           seal.first, open.first, seal.second, open.second};
@@ -175,7 +170,7 @@ Row sealed_row(const BenchOptions& o, const Pair& p, srup::MessageType type, con
 
 // Mode 2: one offer/accept, then the C2 seals the action under the session, the device opens it.
 Row session_row(const BenchOptions& o, const Pair& p, const Bytes& body) {
-  const std::uint64_t now = wall_ms();
+  const std::uint64_t now = common::unix_time_ms();
   srup::SessionInitiator init(header(srup::MessageType::session_offer, srup::Mode::signed_clear, p.device, kC2, 1, kTopic),
                               p.device, p.c2_keys);
   const auto offer = srup::SessionResponder::verify(
@@ -198,7 +193,7 @@ Row session_row(const BenchOptions& o, const Pair& p, const Bytes& body) {
 // once (a reader refuses a sequence twice), a fresh reader per round. Sealing also emits a signed
 // Checkpoint every 64 readings: the median leaves it out, the checkpoint row gives its cost.
 std::vector<Row> telemetry_rows(const BenchOptions& o, const Pair& p, const Bytes& reading) {
-  const std::uint64_t now = wall_ms();
+  const std::uint64_t now = common::unix_time_ms();
   std::uint64_t seq = 0;
   srup::TelemetrySender sender(p.device, 1, [&](srup::MessageType t, std::uint64_t to) {
     return header(t, srup::Mode::sealed, p.device, to, ++seq, kTelemetryTopic);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "pqot/common/clock.hpp"
 #include "message_json.hpp"
 #include "pqot/srup/body.hpp"
 #include "pqot/srup/identity.hpp"
@@ -47,9 +48,7 @@ void run_open(const OpenOptions& o) {
     throw UsageError(std::string("--state: ") + e.what());
   }
   const Bytes wire = read_stdin(kMaxStdin);
-  const std::uint64_t now = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const std::uint64_t now = common::unix_time_ms();
 
   // Steps 1-9: no state is read or written.
   const srup::Opened opened = srup::open_protected(

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli.hpp"
+#include "pqot/common/clock.hpp"
 #include "pqot/crypto/hash.hpp"
 #include "pqot/crypto/random.hpp"
 #include "pqot/srup/body.hpp"
@@ -29,12 +30,6 @@ struct SealOptions {
   std::uint32_t expires_s = 300;
   TypeFields fields;
 };
-
-std::uint64_t now_ms() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
 
 srup::MessageType parse_type(const std::string& name) {
   const auto t = srup::message_type_by_name(name);
@@ -95,7 +90,7 @@ void run_seal(const SealOptions& o) {
   h.mode = srup::required_mode(type);
   h.sender = me.self.id;
   h.recipient = peer.id;
-  h.timestamp_ms = now_ms();
+  h.timestamp_ms = common::unix_time_ms();
   h.lifetime_ms = o.expires_s * 1000;
   h.topic = srup::topic_tag(o.topic);
   if (!o.token_hex.empty()) {
