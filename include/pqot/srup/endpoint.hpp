@@ -1,0 +1,104 @@
+// One SRUP-PQ peer's message handling, the part the C2 server and the device agent share
+// (docs/srup-pq.md sections 6 and 7; docs/srup-mqtt.md): making envelopes in the mode their type
+// fixes, with sequence numbers from the durable counters, and the whole receive order for the
+// signed and sealed modes: steps 1-9 (open_protected), step 10 (the replay window, or the command
+// journal for commands) and step 11 (the body). No I/O but the state store; the caller moves the
+// bytes (MQTT) and acts on what it receives.
+//
+// Used from one thread at a time (the StateStore's rule).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string_view>
+
+#include "pqot/srup/body.hpp"
+#include "pqot/srup/protect.hpp"
+#include "pqot/srup/state.hpp"
+
+namespace pqot::srup {
+
+struct EndpointOptions {
+  /// The lifetime written into every envelope this endpoint makes (section 2.1: 1 .. 7 days).
+  std::uint32_t lifetime_ms = 60'000;
+  /// Whether this peer is the C2: Data it sends is a command, Data it receives is not (section 2.4).
+  bool is_c2 = false;
+  /// Milliseconds since the Unix epoch; the system clock if empty.
+  std::function<std::uint64_t()> now_ms;
+};
+
+/// What receive() made of an authenticated envelope.
+struct Inbound {
+  enum class Kind {
+    /// A new command, admitted in the journal: act, then answer() (or abandon()).
+    execute,
+    /// Not a command (a Response, device Data, a join request, ...): accepted by the replay
+    /// window; nothing to answer unless the application's flow says so.
+    message,
+    /// The endpoint answered by itself: send `reply` (a retry of a done command gets its stored
+    /// answer again; a command accepted before a crash gets 0x90 INTERRUPTED; an authenticated
+    /// command whose body does not decode gets 0x92 BAD_REQUEST).
+    reply,
+    /// A duplicate of a command still running here: drop it, the answer comes.
+    in_progress,
+  };
+  Kind kind = Kind::message;
+  Header header;
+  Body body;   ///< execute and message
+  Bytes reply;  ///< reply
+};
+
+class Endpoint {
+ public:
+  /// `store` must outlive the endpoint. Throws std::invalid_argument for a lifetime the wire
+  /// refuses (0 or over 7 days).
+  Endpoint(Identity self, StateStore& store, EndpointOptions options = {});
+
+  std::uint64_t id() const noexcept { return self_.id; }
+  Suite suite() const noexcept { return self_.suite; }
+  const Identity& identity() const noexcept { return self_; }
+
+  // ---- peers: the application decides whom it enrols (its registry, its C2) ---------------------
+  void enrol(std::uint64_t peer, PeerKeys keys);
+  void remove(std::uint64_t peer);
+  const PeerKeys* peer(std::uint64_t peer) const;
+  std::size_t peer_count() const noexcept { return peers_.size(); }
+
+  // ---- sending ------------------------------------------------------------------------------------
+  /// An envelope of `type` to `peer` on `topic`, in the mode section 2.4 fixes (signed or sealed),
+  /// with the next sequence number of (self, peer) and `token`. Throws std::invalid_argument for
+  /// an unknown peer (sealed types need its keys), a body that is not the type's, or a token over
+  /// 64 bytes; StateError when the counter cannot be reserved.
+  Bytes make(std::uint64_t peer, MessageType type, const Body& body, std::string_view topic,
+             ByteView token = {});
+
+  // ---- receiving ----------------------------------------------------------------------------------
+  /// Steps 1-11 for an envelope received on `topic`; a reply the endpoint makes by itself goes on
+  /// `reply_topic` (the sender's topic for our messages). Throws Refused with the first failing step's
+  /// reason (nothing stored then, except for step 11 of a non-command, whose number the window has
+  /// taken: the same bytes again are a replay). Modes 2 and 3 are refused (MALFORMED): sessions and
+  /// telemetry groups have their own objects (session.hpp, telemetry.hpp).
+  Inbound receive(ByteView wire, std::string_view topic, std::string_view reply_topic);
+
+  /// The Response to a command received as Kind::execute: sealed to its sender, carrying its
+  /// token, on `topic`; stored in the journal before it is returned (a retry gets the same bytes).
+  /// Throws StateError when the journal cannot be written (the command stays in flight: call again).
+  Bytes answer(const Header& command, std::uint8_t status, std::string_view detail,
+               std::string_view topic);
+  /// A command received as Kind::execute that cannot be answered (section 7.3): its next retry is
+  /// answered 0x90 INTERRUPTED, and it is never run again.
+  void abandon(const Header& command);
+
+ private:
+  std::uint64_t now() const;
+  Bytes response_envelope(const Header& command, std::uint8_t status, std::string_view detail,
+                          std::string_view topic);
+
+  Identity self_;
+  StateStore& store_;
+  EndpointOptions options_;
+  std::map<std::uint64_t, PeerKeys> peers_;
+};
+
+}  // namespace pqot::srup

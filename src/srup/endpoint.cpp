@@ -1,0 +1,130 @@
+// One peer's message handling: envelopes out, the receive order in (docs/srup-pq.md 6 and 7).
+#include "pqot/srup/endpoint.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include "pqot/common/clock.hpp"
+#include "pqot/srup/status.hpp"
+
+namespace pqot::srup {
+
+Endpoint::Endpoint(Identity self, StateStore& store, EndpointOptions options)
+    : self_(std::move(self)), store_(store), options_(std::move(options)) {
+  if (options_.lifetime_ms == 0 || options_.lifetime_ms > kMaxLifetimeMs) {
+    throw std::invalid_argument("SRUP-PQ endpoint: lifetime must be 1 ms .. 7 days");
+  }
+}
+
+void Endpoint::enrol(std::uint64_t peer, PeerKeys keys) { peers_[peer] = std::move(keys); }
+
+void Endpoint::remove(std::uint64_t peer) { peers_.erase(peer); }
+
+const PeerKeys* Endpoint::peer(std::uint64_t peer) const {
+  const auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+std::uint64_t Endpoint::now() const {
+  return options_.now_ms ? options_.now_ms() : common::unix_time_ms();
+}
+
+Bytes Endpoint::make(std::uint64_t peer_id, MessageType type, const Body& body,
+                     std::string_view topic, ByteView token) {
+  const Mode mode = required_mode(type);
+  if (mode != Mode::signed_clear && mode != Mode::sealed) {
+    throw std::invalid_argument("SRUP-PQ endpoint: " + std::string(to_string(type)) +
+                                " is sent by a session or telemetry object, not make()");
+  }
+  const PeerKeys* recipient = peer(peer_id);
+  if (recipient == nullptr) {
+    throw std::invalid_argument("SRUP-PQ endpoint: the recipient is not enrolled");
+  }
+  if (token.size() > kMaxToken) throw std::invalid_argument("SRUP-PQ endpoint: token over 64 bytes");
+  const Bytes plain = encode_body(type, self_.suite, body);  // before a number is used
+  Header h;
+  h.type = type;
+  h.suite = self_.suite;
+  h.mode = mode;
+  h.sender = self_.id;
+  h.recipient = peer_id;
+  h.sequence = store_.next_sequence(self_.id, peer_id);
+  h.timestamp_ms = now();
+  h.lifetime_ms = options_.lifetime_ms;
+  h.topic = topic_tag(topic);
+  h.token.assign(token.begin(), token.end());
+  return protect(h, plain, self_, mode == Mode::sealed ? recipient : nullptr);
+}
+
+Bytes Endpoint::response_envelope(const Header& command, std::uint8_t status,
+                                  std::string_view detail, std::string_view topic) {
+  return make(command.sender, MessageType::response, Response{status, std::string(detail)}, topic,
+              command.token);
+}
+
+Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_view reply_topic) {
+  Opened opened = open_protected(wire, topic, now(), self_, [this](std::uint64_t id) {
+    return peer(id);
+  });  // steps 1-9
+  Inbound in;
+  in.header = std::move(opened.header);
+  const Header& h = in.header;
+  // A Checkpoint (recipient 0) belongs to the telemetry reader; here only what is addressed to us.
+  if (h.recipient != self_.id) throw Refused(Refusal::wrong_recipient, "not addressed to us");
+  // Commands go from the C2 to devices only (section 2.4): one sent to the C2 is refused before
+  // it touches the window or the journal.
+  if (options_.is_c2 && is_command(h.type, false)) {
+    throw Refused(Refusal::bad_request, "a command type sent to the C2");
+  }
+  const StreamKey stream{h.sender, h.recipient};
+  if (!is_command(h.type, !options_.is_c2)) {
+    if (!store_.accept(stream, h.sequence)) throw Refused(Refusal::replay, "sequence already seen");  // 10
+    in.kind = Inbound::Kind::message;
+    in.body = decode_body(h.type, h.suite, opened.body);  // 11: Refused{bad_request}
+    return in;
+  }
+  const StateStore::Admission admission = store_.admit_command(stream, h.sequence, h.token, h.type);
+  switch (admission.verdict) {
+    case StateStore::Verdict::replay:
+      throw Refused(Refusal::replay, "sequence already seen and not a retry of a journalled command");
+    case StateStore::Verdict::in_progress:
+      in.kind = Inbound::Kind::in_progress;
+      return in;
+    case StateStore::Verdict::answer_cached:
+      in.kind = Inbound::Kind::reply;
+      in.reply = admission.response;
+      return in;
+    case StateStore::Verdict::interrupted:
+      in.kind = Inbound::Kind::reply;
+      in.reply = answer(h, static_cast<std::uint8_t>(Status::interrupted),
+                        "accepted before a restart; not run again", reply_topic);
+      return in;
+    case StateStore::Verdict::execute:
+      break;
+  }
+  try {
+    in.body = decode_body(h.type, h.suite, opened.body);  // step 11
+  } catch (const Refused& r) {
+    in.kind = Inbound::Kind::reply;
+    // The detail is ASCII (Refused names the field, never quotes bytes); a Response holds 256.
+    const std::string_view why(r.what());
+    in.reply = answer(h, static_cast<std::uint8_t>(Status::bad_request), why.substr(0, kMaxDetail),
+                      reply_topic);
+    return in;
+  }
+  in.kind = Inbound::Kind::execute;
+  return in;
+}
+
+Bytes Endpoint::answer(const Header& command, std::uint8_t status, std::string_view detail,
+                       std::string_view topic) {
+  const Bytes rsp = response_envelope(command, status, detail, topic);
+  store_.complete_command({command.sender, command.recipient}, command.sequence, rsp);
+  return rsp;
+}
+
+void Endpoint::abandon(const Header& command) {
+  store_.abandon_command({command.sender, command.recipient}, command.sequence);
+}
+
+}  // namespace pqot::srup
