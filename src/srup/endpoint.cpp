@@ -1,6 +1,7 @@
 // One peer's message handling: envelopes out, the receive order in (docs/srup-pq.md 6 and 7).
 #include "pqot/srup/endpoint.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -31,6 +32,11 @@ std::uint64_t Endpoint::now() const {
 
 Bytes Endpoint::make(std::uint64_t peer_id, MessageType type, const Body& body,
                      std::string_view topic, ByteView token) {
+  return make_until(peer_id, type, body, topic, token, 0);
+}
+
+Bytes Endpoint::make_until(std::uint64_t peer_id, MessageType type, const Body& body,
+                           std::string_view topic, ByteView token, std::uint64_t valid_until_ms) {
   const Mode mode = required_mode(type);
   if (mode != Mode::signed_clear && mode != Mode::sealed) {
     throw std::invalid_argument("SRUP-PQ endpoint: " + std::string(to_string(type)) +
@@ -51,15 +57,21 @@ Bytes Endpoint::make(std::uint64_t peer_id, MessageType type, const Body& body,
   h.sequence = store_.next_sequence(self_.id, peer_id);
   h.timestamp_ms = now();
   h.lifetime_ms = options_.lifetime_ms;
+  if (valid_until_ms > h.timestamp_ms + h.lifetime_ms) {
+    h.lifetime_ms = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(valid_until_ms - h.timestamp_ms, kMaxLifetimeMs));
+  }
   h.topic = topic_tag(topic);
   h.token.assign(token.begin(), token.end());
   return protect(h, plain, self_, mode == Mode::sealed ? recipient : nullptr);
 }
 
-Bytes Endpoint::response_envelope(const Header& command, std::uint8_t status,
-                                  std::string_view detail, std::string_view topic) {
-  return make(command.sender, MessageType::response, Response{status, std::string(detail)}, topic,
-              command.token);
+Bytes Endpoint::answer_envelope(const Header& command, MessageType type, const Body& body,
+                                std::string_view topic) {
+  // Section 7.3: a cached answer must outlive every retry of its command, so its lifetime reaches
+  // at least the command's end (plus the 5 minutes a command's clock may run ahead of ours).
+  const std::uint64_t command_end = command.timestamp_ms + command.lifetime_ms + 5 * 60 * 1000;
+  return make_until(command.sender, type, body, topic, command.token, command_end);
 }
 
 Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_view reply_topic) {
@@ -118,7 +130,12 @@ Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_vie
 
 Bytes Endpoint::answer(const Header& command, std::uint8_t status, std::string_view detail,
                        std::string_view topic) {
-  const Bytes rsp = response_envelope(command, status, detail, topic);
+  return answer_with(command, MessageType::response, Response{status, std::string(detail)}, topic);
+}
+
+Bytes Endpoint::answer_with(const Header& command, MessageType type, const Body& body,
+                            std::string_view topic) {
+  const Bytes rsp = answer_envelope(command, type, body, topic);
   store_.complete_command({command.sender, command.recipient}, command.sequence, rsp);
   return rsp;
 }

@@ -78,6 +78,24 @@ TEST(SrupEndpoint, CommandRunsOnceAndEveryRetryGetsTheSameAnswer) {
   EXPECT_EQ(refusal_of([&] { p.c2->receive(rsp, kToC2, kToDevice); }), Refusal::replay);
 }
 
+TEST(SrupEndpoint, ACachedAnswerLivesAsLongAsItsCommand) {
+  EndpointPair p;
+  EndpointOptions hour;
+  hour.is_c2 = true;
+  hour.lifetime_ms = 3'600'000;
+  hour.now_ms = [&p] { return p.clock; };
+  Endpoint c2(p.c2_peer.identity, *p.c2_store, hour);
+  c2.enrol(0xa1, p.device_peer.keys);
+  const Bytes cmd = c2.make(0xa1, MessageType::action, Action{3, Value{}}, kToDevice, token_of("h"));
+  const Inbound first = p.device->receive(cmd, kToDevice, kToC2);  // the device's lifetime: 60 s
+  ASSERT_EQ(first.kind, Inbound::Kind::execute);
+  p.device->answer(first.header, 0x20, "", kToC2);
+  p.clock += 50 * 60 * 1000;  // the answer was lost; the C2 retries 50 minutes later
+  const Inbound retry = p.device->receive(cmd, kToDevice, kToC2);
+  ASSERT_EQ(retry.kind, Inbound::Kind::reply);
+  EXPECT_EQ(std::get<Response>(c2.receive(retry.reply, kToC2, kToDevice).body).status, 0x20);
+}
+
 TEST(SrupEndpoint, InFlightDuplicateIsDroppedAndAbandonedCommandIsInterrupted) {
   EndpointPair p;
   const Bytes cmd = p.c2->make(0xa1, MessageType::action, Action{1, Value{}}, kToDevice, token_of("x"));

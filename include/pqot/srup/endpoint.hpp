@@ -82,18 +82,24 @@ class Endpoint {
   Inbound receive(ByteView wire, std::string_view topic, std::string_view reply_topic);
 
   /// The Response to a command received as Kind::execute: sealed to its sender, carrying its
-  /// token, on `topic`; stored in the journal before it is returned (a retry gets the same bytes).
+  /// token, on `topic`, valid at least as long as the command (section 7.3); stored in the journal before it is returned (a retry gets the same bytes).
   /// Throws StateError when the journal cannot be written (the command stays in flight: call again).
   Bytes answer(const Header& command, std::uint8_t status, std::string_view detail,
                std::string_view topic);
+  /// As answer(), with another answer type: Data for an ID Request or a data request (section
+  /// 2.4 of docs/srup-mqtt.md).
+  Bytes answer_with(const Header& command, MessageType type, const Body& body, std::string_view topic);
   /// A command received as Kind::execute that cannot be answered (section 7.3): its next retry is
   /// answered 0x90 INTERRUPTED, and it is never run again.
   void abandon(const Header& command);
 
  private:
   std::uint64_t now() const;
-  Bytes response_envelope(const Header& command, std::uint8_t status, std::string_view detail,
-                          std::string_view topic);
+  // make() with a lifetime reaching at least `valid_until_ms` (0: the configured lifetime).
+  Bytes make_until(std::uint64_t peer, MessageType type, const Body& body, std::string_view topic,
+                   ByteView token, std::uint64_t valid_until_ms);
+  Bytes answer_envelope(const Header& command, MessageType type, const Body& body,
+                        std::string_view topic);
 
   Identity self_;
   StateStore& store_;
