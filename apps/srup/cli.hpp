@@ -30,6 +30,17 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Ends the program with exit code `code()` and one line "srup: error: what()" on stderr: the
+/// codes `srup c2` adds (1 the daemon cannot be reached, 4 it refused, 5 not answered in time).
+class ExitError : public std::runtime_error {
+ public:
+  ExitError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
 /// A 64-bit peer ID written as exactly 16 hex digits ("--id").
 std::uint64_t parse_id(std::string_view text, std::string_view what);
 std::string id_hex(std::uint64_t id);
@@ -49,5 +60,6 @@ void add_open_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_legacy_verify_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_c2_command(CLI::App& app);
 
 }  // namespace pqot::srup_tool

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_inspect_command(app);
   add_legacy_verify_command(app);
   add_bench_command(app);
+  add_c2_command(app);
 
   try {
     app.parse(argc, argv);
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
   } catch (const pqot::srup::legacy::LegacyError& e) {
     std::cerr << "srup: refused: " << e.what() << "\n";
     return kExitRefused;
+  } catch (const ExitError& e) {
+    std::cerr << "srup: error: " << e.what() << "\n";
+    return e.code();
   } catch (const UsageError& e) {
     std::cerr << "srup: error: " << e.what() << "\n";
     return kExitUsage;
