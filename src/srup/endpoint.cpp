@@ -12,7 +12,8 @@ namespace pqot::srup {
 
 Endpoint::Endpoint(Identity self, StateStore& store, EndpointOptions options)
     : self_(std::move(self)), store_(store), options_(std::move(options)) {
-  if (options_.lifetime_ms == 0 || options_.lifetime_ms > kMaxLifetimeMs) {
+  if (options_.lifetime_ms == 0 || options_.lifetime_ms > kMaxLifetimeMs ||
+      options_.command_lifetime_ms > kMaxLifetimeMs) {
     throw std::invalid_argument("SRUP-PQ endpoint: lifetime must be 1 ms .. 7 days");
   }
 }
@@ -57,6 +58,9 @@ Bytes Endpoint::make_until(std::uint64_t peer_id, MessageType type, const Body& 
   h.sequence = store_.next_sequence(self_.id, peer_id);
   h.timestamp_ms = now();
   h.lifetime_ms = options_.lifetime_ms;
+  if (options_.command_lifetime_ms != 0 && is_command(type, options_.is_c2)) {
+    h.lifetime_ms = options_.command_lifetime_ms;
+  }
   if (valid_until_ms > h.timestamp_ms + h.lifetime_ms) {
     h.lifetime_ms = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(valid_until_ms - h.timestamp_ms, kMaxLifetimeMs));

@@ -22,6 +22,9 @@ namespace pqot::srup {
 struct EndpointOptions {
   /// The lifetime written into every envelope this endpoint makes (section 2.1: 1 .. 7 days).
   std::uint32_t lifetime_ms = 60'000;
+  /// The lifetime of commands (a C2's, section 7.3: it retransmits them until answered or this has
+  /// passed); 0: lifetime_ms.
+  std::uint32_t command_lifetime_ms = 0;
   /// Whether this peer is the C2: Data it sends is a command, Data it receives is not (section 2.4).
   bool is_c2 = false;
   /// Milliseconds since the Unix epoch; the system clock if empty.

@@ -1,0 +1,188 @@
+// srup-c2's commands: sealed, stored in the outbox, published and retransmitted until answered
+// (docs/srup-mqtt.md 4.3, 4.4, 4.7); answers matched by (device, token).
+#include <spdlog/spdlog.h>
+
+#include "daemon_internal.hpp"
+#include "pqot/crypto/random.hpp"
+#include "pqot/srup/status.hpp"
+#include "pqot/srup/topics.hpp"
+
+namespace pqot::srup_c2 {
+
+namespace {
+
+constexpr std::size_t kTokenBytes = 16;
+constexpr std::size_t kDuePerSweep = 200;  // retransmissions per sweep; the rest next time
+
+std::string status_name_or_hex(std::uint8_t status) {
+  if (srup::status_of(status)) return std::string(srup::status_name(status));
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "0x%02x", status);
+  return buf;
+}
+
+}  // namespace
+
+nlohmann::json Daemon::command_json(const OutboxEntry& e) {
+  nlohmann::json j = {{"token", crypto::to_hex(e.token)},
+                      {"device", srup::id_text(e.device)},
+                      {"type", std::string(srup::to_string(static_cast<srup::MessageType>(e.type)))},
+                      {"state", to_string(e.state)},
+                      {"created_ms", e.created_ms},
+                      {"attempts", e.attempts}};
+  if (e.state == OutboxState::answered && e.status) {
+    j["answer"] = {{"type", "response"},
+                   {"status", *e.status},
+                   {"status_name", status_name_or_hex(*e.status)},
+                   {"detail", e.detail.value_or("")}};
+    if (e.finished_ms) j["answered_ms"] = *e.finished_ms;
+  }
+  return j;
+}
+
+crypto::Bytes Daemon::send_command(std::uint64_t device, srup::MessageType type, const srup::Body& body,
+                                   std::uint32_t wait_ms, ControlServer::Reply reply,
+                                   std::function<void(const OutboxEntry&)> then, crypto::Bytes token) {
+  if (token.empty()) {
+    token.resize(kTokenBytes);
+    crypto::random_bytes(token);
+  }
+  const std::uint64_t now = now_ms();
+  NewCommand c;
+  c.device = device;
+  c.token = token;
+  c.type = static_cast<std::uint8_t>(type);
+  c.envelope = endpoint_->make(device, type, body, srup::topic_to_device(device), token);
+  c.created_ms = now;
+  c.expires_ms = now + static_cast<std::uint64_t>(std::chrono::milliseconds(config_.commands.expire_after).count());
+  c.next_attempt_ms = now + static_cast<std::uint64_t>(config_.commands.retry_initial.count());
+  const std::int64_t row = registry_->outbox_add(c);  // durable before it is published
+  publish_to_device(device, c.envelope);
+  ++counters_.sent_by_type[std::string(srup::to_string(type))];
+  if (then || (reply && wait_ms > 0)) {
+    auto w = std::make_shared<Waiter>(io_);
+    w->row = row;
+    w->reply = std::move(reply);
+    w->then = std::move(then);
+    const std::string key = crypto::to_hex(token);
+    waiters_.emplace(key, w);
+    if (w->reply && wait_ms > 0) {
+      w->timer.expires_after(std::chrono::milliseconds(wait_ms));
+      w->timer.async_wait([this, w, key](std::error_code ec) {
+        if (ec) return;
+        // Not answered in time: the control client hears "pending"; a `then` stays armed.
+        if (auto e = registry_->outbox_entry(w->row); e && w->reply) w->reply(format_result(command_json(*e)));
+        w->reply = nullptr;
+        if (!w->then) std::erase_if(waiters_, [&](const auto& kv) { return kv.second == w; });
+      });
+    }
+  }
+  if (reply && wait_ms == 0) reply(format_result(command_json(*registry_->outbox_entry(row))));
+  return token;
+}
+
+void Daemon::publish_to_device(std::uint64_t device, const crypto::Bytes& envelope) {
+  const auto r = mqtt_->publish(srup::topic_to_device(device), std::span<const std::uint8_t>(envelope));
+  if (!r && log_limiter_.allow().log) {
+    spdlog::warn("publish to {} not queued ({}); the outbox retries it", srup::id_text(device), mqtt::to_string(r.error));
+  }
+}
+
+void Daemon::reply_to_device(std::uint64_t device, const srup::Header& request, std::uint8_t status,
+                             const std::string& detail) {
+  reply_with_token(device, request.token, status, detail);
+}
+
+void Daemon::reply_with_token(std::uint64_t device, const crypto::Bytes& token, std::uint8_t status,
+                              const std::string& detail) {
+  try {
+    const crypto::Bytes rsp = endpoint_->make(device, srup::MessageType::response,
+                                              srup::Response{status, detail}, srup::topic_to_device(device), token);
+    publish_to_device(device, rsp);
+    ++counters_.sent_by_type["response"];
+  } catch (const std::exception& e) {
+    spdlog::error("cannot answer {}: {}", srup::id_text(device), e.what());
+  }
+}
+
+void Daemon::on_answer(const Device& d, const srup::Inbound& in) {
+  const std::uint64_t now = now_ms();
+  std::uint8_t status = 0;
+  std::string detail;
+  std::optional<nlohmann::json> data_answer;
+  if (const auto* r = std::get_if<srup::Response>(&in.body)) {
+    status = r->status;
+    detail = r->detail;
+  } else {
+    const auto& data = std::get<srup::Data>(in.body);
+    status = static_cast<std::uint8_t>(srup::Status::action_success);
+    detail = data.data_id + "=" + srup::to_text(data.value);
+    if (detail.size() > kMaxDetailLength) detail.resize(kMaxDetailLength);
+    data_answer = nlohmann::json{{"type", "data"}, {"id", data.data_id}, {"value", value_json(data.value)}};
+    registry_->add_data(d.id, now, data.data_id, value_json(data.value).dump());
+  }
+  const auto entry = registry_->outbox_answer(d.id, in.header.token, status, detail, now);
+  if (!entry) {
+    // Not an answer to a pending command: a late duplicate, or Data the device reports by itself
+    // (already stored above).
+    if (!data_answer) ++counters_.answers_unmatched;
+    return;
+  }
+  counters_.round_trip.observe(std::chrono::milliseconds(now - entry->created_ms));
+  if (d.state == DeviceState::pending && !is_join_step(static_cast<srup::MessageType>(entry->type))) {
+    return;  // cannot happen: only join steps are sent to pending devices
+  }
+  nlohmann::json j = command_json(*entry);
+  if (data_answer) j["answer"] = *data_answer;
+  const std::string key = crypto::to_hex(entry->token);
+  auto [lo, hi] = waiters_.equal_range(key);
+  std::vector<std::shared_ptr<Waiter>> done;
+  for (auto it = lo; it != hi; ++it) done.push_back(it->second);
+  waiters_.erase(lo, hi);
+  for (const auto& w : done) {
+    w->timer.cancel();
+    if (w->then) w->then(*entry);
+    if (w->reply) w->reply(format_result(j));
+  }
+}
+
+void Daemon::sweep_outbox(bool after_reconnect) {
+  outbox_timer_.cancel();
+  const std::uint64_t now = now_ms();
+  try {
+    counters_.commands_expired += registry_->outbox_expire(now);
+    // After a reconnect every pending command goes out again at once (the broker may have lost
+    // it); otherwise only those whose backoff has passed.
+    const std::uint64_t horizon = after_reconnect ? std::numeric_limits<std::uint64_t>::max() / 2 : now;
+    for (const OutboxEntry& e : registry_->outbox_due(horizon, kDuePerSweep)) {
+      if (e.expires_ms <= now) continue;
+      if (e.attempts > 0 || after_reconnect) ++counters_.retransmissions;
+      publish_to_device(e.device, e.envelope);
+      const auto base = static_cast<std::uint64_t>(config_.commands.retry_initial.count());
+      const auto cap = static_cast<std::uint64_t>(config_.commands.retry_max.count());
+      const std::uint64_t backoff = std::min(cap, base << std::min<std::uint32_t>(e.attempts + 1, 20));
+      registry_->outbox_attempted(e.row, now + backoff);
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("outbox: {}", e.what());
+  }
+  outbox_timer_.expires_after(std::chrono::milliseconds(250));
+  outbox_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) sweep_outbox(false);
+  });
+}
+
+void Daemon::on_device_leaves(const Device& d, const srup::Inbound& in) {
+  if (in.header.type == srup::MessageType::resign_request) {
+    registry_->set_state(d.id, DeviceState::resigned, now_ms(), "device");
+    reply_to_device(d.id, in.header, static_cast<std::uint8_t>(srup::Status::resign_success), "");
+    telemetry_peers_.erase(d.id);  // its keys stay with the endpoint: a retried request is answered again
+    spdlog::info("device {} resigned", srup::id_text(d.id));
+    return;
+  }
+  reply_to_device(d.id, in.header, static_cast<std::uint8_t>(srup::Status::deregister_success), "");
+  // The broker drops it after the answer has been handed to the client.
+  deregister(d.id, "device", nullptr);
+}
+
+}  // namespace pqot::srup_c2

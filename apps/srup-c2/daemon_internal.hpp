@@ -1,0 +1,66 @@
+// What the daemon's source files share and nothing else needs: bounds, and the records behind the
+// Daemon's private members (daemon.hpp).
+#pragma once
+
+#include <asio.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "daemon.hpp"
+#include "pqot/srup/body.hpp"
+
+namespace pqot::srup_c2 {
+
+/// Devices read from the registry per page (start-up, listings).
+inline constexpr std::size_t kRegistryPage = 500;
+/// Messages handed from the MQTT thread to ours and not yet handled; past it they are dropped and
+/// counted (srup_c2_overload_drops_total).
+inline constexpr std::size_t kMaxQueuedMessages = 10'000;
+/// Telemetry readings held until their Checkpoint confirms them, in all devices.
+inline constexpr std::size_t kMaxProvisionalReadings = 100'000;
+/// A device heard from within this is shown online.
+inline constexpr std::uint64_t kOnlineWindowMs = 120'000;
+/// last_seen is written to the registry at most this often per device.
+inline constexpr std::uint64_t kLastSeenSaveMs = 60'000;
+
+/// How long a deregistration waits for the device's answer to its Deregister Command before the
+/// broker drops it anyway.
+inline constexpr std::chrono::milliseconds kDeregisterGrace{3000};
+
+/// A control request waiting for a command's answer.
+struct Daemon::Waiter {
+  explicit Waiter(asio::io_context& io) : timer(io) {}
+  std::int64_t row = 0;
+  ControlServer::Reply reply;
+  asio::steady_timer timer;
+  std::function<void(const OutboxEntry&)> then;  ///< runs when answered (before the reply)
+};
+
+/// A join the C2 is running for a pending device (docs/srup-mqtt.md 4.2), in memory: after a
+/// restart the device's retried request starts it again.
+struct Daemon::JoinInProgress {
+  srup::MessageType mode = srup::MessageType::join_request;
+  crypto::Bytes token;  ///< the join request's: the final Response carries it
+  std::uint64_t observer = 0;
+  std::uint64_t started_ms = 0;
+};
+
+/// A telemetry reading opened but not yet confirmed by a Checkpoint.
+struct Daemon::ProvisionalReading {
+  std::uint32_t epoch = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t received_ms = 0;
+  std::string json;
+};
+
+/// A reading as JSON text: {"t": ms, "channels": {"voltage_l1": 230.1, ...}}; channel names from
+/// pqot/srup/meter_channels.hpp, unknown channels as "0x0abc".
+std::string reading_json(const srup::Reading& r);
+/// Whether `t` is a command the C2 sends to a device that is still pending (a join's code).
+bool is_join_step(srup::MessageType t);
+
+/// A typed value as JSON {"type": "float32", "text": "21.5"} (the control protocol's form).
+nlohmann::json value_json(const srup::Value& v);
+
+}  // namespace pqot::srup_c2

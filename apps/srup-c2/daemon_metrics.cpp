@@ -1,0 +1,61 @@
+// srup-c2's Prometheus page (docs/srup-c2.md, "Metrics"; docs/metrics.md for the format).
+#include "daemon_internal.hpp"
+#include "pqot/metrics/writer.hpp"
+
+namespace pqot::srup_c2 {
+
+std::string Daemon::metrics_page() {
+  using metrics::MetricType;
+  metrics::MetricsWriter w;
+  w.family("srup_c2_messages_received_total", "Authenticated messages from devices, by type.", MetricType::counter);
+  for (const auto& [type, n] : counters_.received_by_type) w.sample("srup_c2_messages_received_total", {{"type", type}}, n);
+  w.family("srup_c2_messages_sent_total", "Messages sent to devices (first transmissions), by type.", MetricType::counter);
+  for (const auto& [type, n] : counters_.sent_by_type) w.sample("srup_c2_messages_sent_total", {{"type", type}}, n);
+  w.family("srup_c2_refusals_total", "Messages refused, by reason (docs/srup-pq.md section 9).", MetricType::counter);
+  for (const auto& [reason, n] : counters_.refusals) w.sample("srup_c2_refusals_total", {{"reason", reason}}, n);
+  w.family("srup_c2_retransmissions_total", "Commands published again from the outbox.", MetricType::counter);
+  w.sample("srup_c2_retransmissions_total", {}, counters_.retransmissions);
+  w.family("srup_c2_commands_expired_total", "Commands not answered within their lifetime.", MetricType::counter);
+  w.sample("srup_c2_commands_expired_total", {}, counters_.commands_expired);
+  w.family("srup_c2_answers_unmatched_total", "Answers whose token no pending command holds (late duplicates).",
+           MetricType::counter);
+  w.sample("srup_c2_answers_unmatched_total", {}, counters_.answers_unmatched);
+  w.family("srup_c2_outbox_depth", "Commands waiting for their answer.", MetricType::gauge);
+  w.sample("srup_c2_outbox_depth", {}, static_cast<std::uint64_t>(registry_->outbox_pending(std::nullopt)));
+  w.family("srup_c2_devices", "Registered devices, by state.", MetricType::gauge);
+  for (const DeviceState s : {DeviceState::pending, DeviceState::joined, DeviceState::resigned, DeviceState::deregistered}) {
+    w.sample("srup_c2_devices", {{"state", to_string(s)}}, static_cast<std::uint64_t>(registry_->count_devices(s)));
+  }
+  std::uint64_t online = 0;
+  const std::uint64_t now = now_ms();
+  for (const auto& [id, at] : last_seen_) online += now - at < kOnlineWindowMs ? 1 : 0;
+  w.family("srup_c2_devices_online", "Devices heard from in the last two minutes.", MetricType::gauge);
+  w.sample("srup_c2_devices_online", {}, online);
+  w.family("srup_c2_command_round_trip_seconds", "From a command's first transmission to its answer.",
+           MetricType::histogram);
+  w.histogram("srup_c2_command_round_trip_seconds", {}, counters_.round_trip.snapshot());
+  w.family("srup_c2_telemetry_readings_total", "Telemetry readings opened.", MetricType::counter);
+  w.sample("srup_c2_telemetry_readings_total", {}, counters_.telemetry_readings);
+  w.family("srup_c2_telemetry_confirmed_total", "Readings confirmed by a Checkpoint and stored.", MetricType::counter);
+  w.sample("srup_c2_telemetry_confirmed_total", {}, counters_.telemetry_confirmed);
+  w.family("srup_c2_telemetry_mismatch_total", "Checkpoints whose digest differed (forged readings).", MetricType::counter);
+  w.sample("srup_c2_telemetry_mismatch_total", {}, counters_.telemetry_mismatch);
+  w.family("srup_c2_telemetry_unconfirmed_total", "Readings dropped without a Checkpoint (or over the bound).",
+           MetricType::counter);
+  w.sample("srup_c2_telemetry_unconfirmed_total", {}, counters_.telemetry_dropped);
+  w.family("srup_c2_broker_refusals_total", "Publishes and subscriptions the broker refused.", MetricType::counter);
+  w.sample("srup_c2_broker_refusals_total", {}, counters_.broker_refusals);
+  w.family("srup_c2_overload_drops_total", "Messages dropped because too many were waiting to be handled.",
+           MetricType::counter);
+  w.sample("srup_c2_overload_drops_total", {}, overloaded_.load());
+  w.family("srup_c2_broker_connected", "1 while connected to the broker.", MetricType::gauge);
+  w.sample("srup_c2_broker_connected", {}, static_cast<std::uint64_t>(connected_.load() ? 1 : 0));
+  const mqtt::ClientStats s = mqtt_->stats();
+  w.family("srup_c2_mqtt_reconnects_total", "Accepted CONNACKs after the first.", MetricType::counter);
+  w.sample("srup_c2_mqtt_reconnects_total", {}, s.connects > 0 ? s.connects - 1 : 0);
+  w.family("srup_c2_mqtt_pending", "Publishes not yet acknowledged by the broker.", MetricType::gauge);
+  w.sample("srup_c2_mqtt_pending", {}, static_cast<std::uint64_t>(s.pending));
+  return w.take();
+}
+
+}  // namespace pqot::srup_c2

@@ -1,0 +1,147 @@
+// srup-c2 as a telemetry reader (docs/srup-mqtt.md 4.6; docs/srup-pq.md section 5): keys, readings
+// held as provisional until their Checkpoint confirms them, then stored.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "daemon_internal.hpp"
+#include "pqot/srup/meter_channels.hpp"
+#include "pqot/srup/topics.hpp"
+
+namespace pqot::srup_c2 {
+
+nlohmann::json value_json(const srup::Value& v) {
+  return {{"type", std::string(srup::to_string(srup::type_of(v)))}, {"text", srup::to_text(v)}};
+}
+
+std::string reading_json(const srup::Reading& r) {
+  nlohmann::json channels = nlohmann::json::object();
+  for (const srup::ChannelValue& c : r.channels) {
+    std::string name;
+    if (const auto known = srup::meter::channel_by_number(c.channel)) {
+      name = known->name;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "0x%04x", c.channel);
+      name = buf;
+    }
+    channels[name] = std::visit(
+        [&](const auto& x) -> nlohmann::json {
+          using X = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<X, std::monostate>) {
+            return nullptr;
+          } else if constexpr (std::is_same_v<X, bool> || std::is_arithmetic_v<X>) {
+            if constexpr (std::is_floating_point_v<X>) {
+              if (!std::isfinite(x)) return srup::to_text(c.value);  // JSON has no NaN or infinity
+            }
+            return x;
+          } else {
+            return srup::to_text(c.value);  // strings as they are, bytes in hex
+          }
+        },
+        c.value);
+  }
+  const nlohmann::json j = {{"t", r.timestamp_ms}, {"channels", channels}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void Daemon::handle_telemetry_key(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload) {
+  if (!sender_matches_topic(payload, device)) return;
+  try {
+    const srup::Opened opened =
+        srup::open_protected(payload, topic, now_ms(), identity_.self, [this](std::uint64_t id) {
+          const auto it = telemetry_peers_.find(id);  // joined devices only
+          return it == telemetry_peers_.end() ? nullptr : &it->second;
+        });
+    if (opened.header.type != srup::MessageType::telemetry_key) {
+      return refuse("BAD_REQUEST", device, "not a Telemetry Key on a key topic");
+    }
+    if (!state_->accept({opened.header.sender, opened.header.recipient}, opened.header.sequence)) {
+      return refuse("REPLAY", device, "telemetry key already seen");
+    }
+    telemetry_->add_key(opened, now_ms());
+    ++counters_.received_by_type["telemetry-key"];
+  } catch (const srup::Refused& r) {
+    refuse(srup::to_string(r.reason()), device, r.what());
+  } catch (const std::exception& e) {
+    refuse("INTERNAL", device, e.what());
+  }
+}
+
+void Daemon::handle_telemetry(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload) {
+  if (!sender_matches_topic(payload, device)) return;
+  const std::uint64_t now = now_ms();
+  try {
+    const srup::EnvelopeView v = srup::parse_envelope(payload);
+    if (v.header.type == srup::MessageType::checkpoint) {
+      if (!state_->would_accept({device, 0}, v.header.sequence)) return refuse("REPLAY", device, "checkpoint already seen");
+      const srup::CheckpointReport report = telemetry_->checkpoint(payload, topic, now);  // steps 1-9
+      state_->accept({device, 0}, v.header.sequence);
+      on_checkpoint(report);
+      return;
+    }
+    srup::TelemetryReading reading = telemetry_->open(payload, topic, now);
+    if (!state_->accept_batched({device, 0}, reading.opened.header.sequence)) {
+      return refuse("REPLAY", device, "telemetry sequence already seen");
+    }
+    const srup::Body body =
+        srup::decode_body(srup::MessageType::telemetry, reading.opened.header.suite, reading.opened.body);
+    ++counters_.telemetry_readings;
+    seen(device);
+    if (!config_.telemetry.store) return;
+    if (!reading.awaiting_checkpoint) return;  // its range was already checked: never confirmed
+    if (provisional_total_ >= kMaxProvisionalReadings) {
+      ++counters_.telemetry_dropped;
+      return;
+    }
+    provisional_[device].push_back(
+        {reading.epoch, reading.opened.header.sequence, now, reading_json(std::get<srup::Reading>(body))});
+    ++provisional_total_;
+  } catch (const srup::Refused& r) {
+    refuse(srup::to_string(r.reason()), device, r.what());
+  } catch (const std::exception& e) {
+    refuse("INTERNAL", device, e.what());
+  }
+}
+
+void Daemon::on_checkpoint(const srup::CheckpointReport& report) {
+  using V = srup::CheckpointReport::Verdict;
+  if (report.verdict == V::incomplete) return;  // the missing ones may still come
+  auto it = provisional_.find(report.sender);
+  std::vector<Reading> confirmed;
+  if (it != provisional_.end()) {
+    auto& list = it->second;
+    const std::uint64_t first = report.first_sequence;
+    const std::uint64_t end = first + report.count;
+    for (auto r = list.begin(); r != list.end();) {
+      if (r->epoch == report.epoch && r->sequence >= first && r->sequence < end) {
+        if (report.verdict == V::confirmed) confirmed.push_back({report.sender, r->sequence, r->received_ms, std::move(r->json)});
+        r = list.erase(r);
+        --provisional_total_;
+      } else {
+        ++r;
+      }
+    }
+    if (list.empty()) provisional_.erase(it);
+  }
+  if (report.verdict == V::mismatch) {
+    ++counters_.telemetry_mismatch;
+    spdlog::error("ALARM: telemetry of {} epoch {} sequences {}..{} does not match its Checkpoint: a reader "
+                  "holding the key forged readings; none of them is stored",
+                  srup::id_text(report.sender), report.epoch, report.first_sequence,
+                  report.first_sequence + report.count - 1);
+    return;
+  }
+  counters_.telemetry_confirmed += confirmed.size();
+  if (!confirmed.empty()) registry_->add_readings(confirmed);
+}
+
+void Daemon::drop_provisional(std::uint64_t device, std::uint64_t sequence) {
+  const auto it = provisional_.find(device);
+  if (it == provisional_.end()) return;
+  const auto n = std::erase_if(it->second, [&](const ProvisionalReading& r) { return r.sequence == sequence; });
+  provisional_total_ -= n;
+  if (it->second.empty()) provisional_.erase(it);
+}
+
+}  // namespace pqot::srup_c2
