@@ -1,0 +1,101 @@
+// srup-device's telemetry (docs/srup-mqtt.md 4.6; docs/srup-pq.md section 5): the C2's Reader Set,
+// a key epoch per reader set, readings sealed once for all readers, Checkpoints.
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "agent.hpp"
+#include "pqot/srup/status.hpp"
+#include "pqot/srup/topics.hpp"
+
+namespace pqot::srup_device {
+
+namespace {
+
+// Lifetimes of what the device publishes: a Telemetry Key and a Checkpoint are needed for as long
+// as the epoch lasts (a reader that comes back late still needs them); readings are history.
+constexpr std::uint32_t kKeyLifetimeMs = 24 * 3600 * 1000;
+constexpr std::uint32_t kReadingLifetimeMs = 3600 * 1000;
+
+}  // namespace
+
+std::uint32_t Agent::next_key_epoch() {
+  // Section 5.1: epochs rise across restarts. The last one used is written before the new one is.
+  const std::filesystem::path file = std::filesystem::path(config_.device.state_dir) / "telemetry-epoch";
+  std::uint32_t last = 0;
+  if (std::ifstream in(file); in) in >> last;
+  const std::uint32_t next = last + 1;
+  std::ofstream out(file, std::ios::trunc);
+  out << next << "\n";
+  if (!out.flush()) throw std::runtime_error("cannot write " + file.string());
+  return next;
+}
+
+void Agent::publish_outgoing(const std::vector<srup::Outgoing>& out) {
+  for (const srup::Outgoing& o : out) {
+    const std::string topic = o.type == srup::MessageType::telemetry_key
+                                  ? srup::topic_telemetry_key(identity_.self.id, o.recipient)
+                                  : srup::topic_telemetry(identity_.self.id);
+    publish(topic, o.wire);
+  }
+}
+
+void Agent::on_reader_set(const srup::Inbound& in) {
+  const auto& set = std::get<srup::ReaderSet>(in.body);
+  try {
+    if (!telemetry_) {
+      const std::uint64_t self = identity_.self.id;
+      telemetry_ = std::make_unique<srup::TelemetrySender>(
+          identity_.self, next_key_epoch(), [this, self](srup::MessageType type, std::uint64_t recipient) {
+            srup::Header h;
+            h.sequence = state_->next_sequence(self, recipient);
+            h.timestamp_ms = now_ms();
+            h.lifetime_ms = type == srup::MessageType::telemetry ? kReadingLifetimeMs : kKeyLifetimeMs;
+            h.topic = srup::topic_tag(type == srup::MessageType::telemetry_key ? srup::topic_telemetry_key(self, recipient)
+                                                                              : srup::topic_telemetry(self));
+            return h;
+          });
+    }
+    publish_outgoing(telemetry_->set_readers(set, now_ms()));
+    answer(in.header, srup::Status::action_success, std::to_string(set.readers.size()) + " readers");
+    spdlog::info("telemetry readers: {} (key epoch {})", set.readers.size(), telemetry_->epoch());
+  } catch (const std::invalid_argument& e) {
+    answer(in.header, srup::Status::action_failed, e.what());
+  }
+}
+
+void Agent::telemetry_tick() {
+  if (stopping_) return;
+  if (telemetry_ && membership_ == Membership::joined) {
+    const std::uint64_t now = now_ms();
+    try {
+      publish_outgoing(telemetry_->tick(now));
+    } catch (const std::exception& e) {
+      spdlog::error("telemetry: {}", e.what());
+    }
+    if (model_) {
+      send_reading(model_->read(now));
+    } else if (modbus_) {
+      // The meter reads on its own thread; a failed read gives no reading (counted by the meter).
+      modbus_->read_async([this](std::optional<srup::Reading> r) {
+        if (r) asio::post(io_, [this, reading = std::move(*r)] { send_reading(reading); });
+      });
+    }
+  }
+  telemetry_timer_.expires_after(std::chrono::milliseconds(interval_ms_));
+  telemetry_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) telemetry_tick();
+  });
+}
+
+void Agent::send_reading(const srup::Reading& reading) {
+  if (!telemetry_ || membership_ != Membership::joined) return;
+  try {
+    const crypto::Bytes body = srup::encode_body(srup::MessageType::telemetry, identity_.self.suite, reading);
+    publish_outgoing(telemetry_->seal(body, now_ms()));
+  } catch (const std::exception& e) {
+    if (log_limiter_.allow().log) spdlog::error("telemetry: {}", e.what());
+  }
+}
+
+}  // namespace pqot::srup_device
