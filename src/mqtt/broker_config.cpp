@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <random>
@@ -69,7 +70,11 @@ void render_bridge(std::string& out, const BridgeConfig& b) {
   broker_check_path(f + "ca_file", b.ca_file);
   broker_check_path(f + "cert_file", b.cert_file);
   broker_check_path(f + "key_file", b.key_file);
-  broker_check_value(f + "topic", b.topic);
+  // A topic pattern may hold '#' (not at the start of the line, where it would be a comment).
+  if (b.topic.empty() || b.topic.size() > 1024 ||
+      std::any_of(b.topic.begin(), b.topic.end(), [](char ch) { return static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f; })) {
+    broker_bad(f + "topic", "'" + b.topic + "' must be 1..1024 bytes without spaces or control characters");
+  }
   if (b.protocol_version != "mqttv311" && b.protocol_version != "mqttv50") {
     broker_bad(f + "protocol_version", "must be mqttv311 or mqttv50");
   }
