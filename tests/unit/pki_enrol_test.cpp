@@ -120,6 +120,8 @@ class PkiEnrol : public ::testing::Test {
     PkiOptions o;
     o.dir = tmp_.path() / "ca";
     o.clients = 0;
+    o.days = 10;
+    o.ca_days = 100;
     create_test_pki(o);
     ca_ = CaFiles::in_dir(o.dir);
   }
@@ -217,8 +219,8 @@ TEST_F(PkiEnrol, BoundsAndArgumentsAreChecked) {
                  ErrorCode::invalid_argument, "validity");
   expect_refused([&] { issue_client_certificate(ca_, made.csr_pem, kDevice, kMaxEnrolDays + 1); },
                  ErrorCode::invalid_argument, "validity");
-  // The test CA lives 3650 days: 3650 days from now is past its end.
-  expect_refused([&] { issue_client_certificate(ca_, made.csr_pem, kDevice, 3650); },
+  // The CA lives 100 days: 101 days from now is past its end.
+  expect_refused([&] { issue_client_certificate(ca_, made.csr_pem, kDevice, 101); },
                  ErrorCode::invalid_argument, "outlive the CA");
   expect_refused([&] { issue_client_certificate(ca_, made.csr_pem, "dev-x,URI:evil", 30); },
                  ErrorCode::invalid_argument, "invalid common name");
