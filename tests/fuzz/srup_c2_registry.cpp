@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   row.username = (*flags & 1) ? "dev-0000000000000000" : device_username(static_cast<std::uint64_t>(row.id));
   row.type = (*flags & 2) ? "has space" : "meter";
   if (*flags & 4) row.observer = row.id ^ 1;
-  if (*flags & 8) row.joined_ms = row.enrolled_ms - 1;
+  if (*flags & 8) row.joined_ms = row.enrolled_ms ^ 1;
   if (*flags & 16) row.cert_serial = (*flags & 32) ? "00ff" : "XY";
   if (*flags & 64) row.cert_not_after_ms = row.enrolled_ms;
   row.identity.assign(in.p, in.p + in.n);
