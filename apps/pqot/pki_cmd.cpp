@@ -1,5 +1,10 @@
-// `pqot pki init`: writes a test PKI (CA, server, clients) for demos and tests (docs/pki.md).
+// `pqot pki init`: writes a test PKI (CA, server, clients) for demos and tests; `pqot pki csr` and
+// `pqot pki issue`: enrolment certificates (docs/pki.md).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -8,6 +13,7 @@
 
 #include "cli_common.hpp"
 #include "pqot/crypto/error.hpp"
+#include "pqot/pki/enrol.hpp"
 #include "pqot/pki/test_pki.hpp"
 
 namespace pqot::app {
@@ -88,6 +94,92 @@ void run_init(const InitArgs& args) {
   }
 }
 
+struct CsrArgs {
+  std::string key;
+  std::string out;
+  std::string cn;
+};
+
+struct IssueArgs {
+  std::string ca_dir;
+  std::string csr;
+  std::string cn;
+  int days = 365;
+  std::string out;
+};
+
+void refuse_existing(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    throw UsageError("'" + path + "' already exists; refusing to overwrite it");
+  }
+}
+
+void check_name(const std::string& cn) {
+  if (!pki::is_enrol_name(cn)) {
+    throw UsageError("--cn: expected 1.." + std::to_string(pki::kMaxEnrolNameLength) +
+                     " characters of A-Z a-z 0-9 . _ -, got '" + cn + "'");
+  }
+}
+
+// Bad arguments and refused requests are the user's to fix (exit 2); OpenSSL failures stay
+// internal.
+template <class F>
+void pki_user_errors(F&& f) {
+  try {
+    f();
+  } catch (const crypto::Error& e) {
+    if (e.code() == crypto::ErrorCode::internal) throw;
+    throw UsageError(e.what());
+  }
+}
+
+void run_csr(const CsrArgs& args) {
+  check_name(args.cn);
+  if (args.key == args.out) throw UsageError("--key and --out name the same file");
+  // Both checked first: a refusal writes nothing.
+  refuse_existing(args.key);
+  refuse_existing(args.out);
+  pki_user_errors([&] {
+    const pki::KeyAndRequest made = pki::make_key_and_request(args.cn);
+    pki::write_new_file(args.key, made.key_pem, 0600);
+    try {
+      pki::write_new_file(args.out, made.csr_pem, 0644);
+    } catch (...) {
+      std::filesystem::remove(args.key);  // no key without its request
+      throw;
+    }
+  });
+  std::cout << "key=" << args.key << "\ncsr=" << args.out << "\ncn=" << args.cn << '\n' << std::flush;
+}
+
+std::string read_request(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError("cannot open --csr '" + path + "'");
+  std::string text(pki::kMaxCsrBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw UsageError("cannot read --csr '" + path + "'");
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > pki::kMaxCsrBytes) {
+    throw UsageError("--csr '" + path + "' is longer than " + std::to_string(pki::kMaxCsrBytes) +
+                     " bytes");
+  }
+  return text;
+}
+
+void run_issue(const IssueArgs& args) {
+  check_name(args.cn);
+  refuse_existing(args.out);
+  const std::string csr = read_request(args.csr);
+  pki_user_errors([&] {
+    const pki::IssuedCertificate cert =
+        pki::issue_client_certificate(pki::CaFiles::in_dir(args.ca_dir), csr, args.cn, args.days);
+    pki::write_new_file(args.out, cert.pem, 0644);
+    std::cout << "certificate=" << args.out << "\nserial=" << cert.serial_hex
+              << "\nnot_after=" << cert.not_after << '\n' << std::flush;
+  });
+}
+
 }  // namespace
 
 void add_pki_commands(CLI::App& app) {
@@ -124,6 +216,32 @@ void add_pki_commands(CLI::App& app) {
       ->capture_default_str();
   init->add_flag("--force", args->force, "Overwrite existing files instead of refusing");
   init->callback([args] { run_init(*args); });
+
+  auto csr_args = std::make_shared<CsrArgs>();
+  auto* csr = cmd->add_subcommand(
+      "csr", "Make a device's TLS key (ECDSA P-256) and a certificate request (PKCS#10, PEM) for NAME");
+  csr->add_option("--key", csr_args->key, "Private key file to create (PKCS#8 PEM, mode 0600; never overwritten)")
+      ->required();
+  csr->add_option("--out", csr_args->out, "Certificate request file to create (PEM; never overwritten)")
+      ->required();
+  csr->add_option("--cn", csr_args->cn, "Common name the C2 assigned (e.g. dev-0123456789abcdef)")
+      ->required();
+  csr->callback([csr_args] { run_csr(*csr_args); });
+
+  auto issue_args = std::make_shared<IssueArgs>();
+  auto* issue = cmd->add_subcommand(
+      "issue", "Issue a client certificate from a certificate request with the CA of DIR (ca.crt, ca.key)");
+  issue->add_option("--ca-dir", issue_args->ca_dir, "Directory holding ca.crt and ca.key (as pqot pki init writes them)")
+      ->required();
+  issue->add_option("--csr", issue_args->csr, "Certificate request (PEM, at most 16 KiB)")->required();
+  issue->add_option("--cn", issue_args->cn, "The name the certificate is for; the request's CN must equal it")
+      ->required();
+  issue->add_option("--days", issue_args->days, "Validity in days")
+      ->check(CLI::Range(1, pki::kMaxEnrolDays))
+      ->capture_default_str();
+  issue->add_option("--out", issue_args->out, "Certificate file to create (PEM; never overwritten)")
+      ->required();
+  issue->callback([issue_args] { run_issue(*issue_args); });
 }
 
 }  // namespace pqot::app

@@ -23,10 +23,9 @@
 #include <system_error>
 #include <utility>
 
-#include "crypto/openssl_util.hpp"  // internal to src/, shared with pqot::crypto
 #include "pqot/crypto/bytes.hpp"
 #include "pqot/crypto/error.hpp"
-#include "pqot/crypto/random.hpp"
+#include "x509_util.hpp"
 
 namespace pqot::pki {
 
@@ -37,28 +36,23 @@ namespace {
 using crypto::Bytes;
 using crypto::Error;
 using crypto::ErrorCode;
-using crypto::random_bytes;
-using crypto::ossl::Deleter;
 using crypto::ossl::throw_error;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
-using NamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES_free>>;
-using NamePtr = std::unique_ptr<GENERAL_NAME, Deleter<GENERAL_NAME_free>>;
-using StringPtr = std::unique_ptr<ASN1_STRING, Deleter<ASN1_STRING_free>>;
-using BnPtr = std::unique_ptr<BIGNUM, Deleter<BN_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free_all>>;
+using x509::add_extension;
+using x509::BioPtr;
+using x509::check;
+using x509::NamePtr;
+using x509::NamesPtr;
+using x509::not_after_date;
+using x509::PkeyPtr;
+using x509::set_random_serial;
+using x509::StringPtr;
+using x509::X509Ptr;
 
 constexpr const char* kCaName = "pqot test CA";
 constexpr std::size_t kMaxCommonName = 64;  // ub-common-name, RFC 5280 appendix A.1
 constexpr long kBackdateSeconds = 300;      // tolerate small clock differences between hosts
 
 // --- errors --------------------------------------------------------------------------------
-
-
-void check(bool ok, const std::string& what) {
-  if (!ok) throw_error(what);
-}
 
 [[noreturn]] void throw_invalid(const std::string& message) {
   throw Error(ErrorCode::invalid_argument, message);
@@ -208,29 +202,6 @@ struct CertSpec {
   PkiKeyType key_type = PkiKeyType::ecdsa_p256;
 };
 
-// RFC 5280 section 4.1.2.2: positive, at most 20 octets; 128 random bits make collisions moot.
-void set_random_serial(X509* cert) {
-  BnPtr serial(BN_new());
-  check(serial != nullptr, "BN_new");
-  std::array<std::uint8_t, 16> bytes{};
-  do {
-    random_bytes(bytes);
-    check(BN_bin2bn(bytes.data(), static_cast<int>(bytes.size()), serial.get()) != nullptr,
-          "BN_bin2bn");
-  } while (BN_is_zero(serial.get()));
-  check(BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert)) != nullptr,
-        "BN_to_ASN1_INTEGER");
-}
-
-// Extensions whose value is a fixed string go through OpenSSL's own v3 config syntax.
-void add_extension(X509* cert, X509* issuer, int nid, const char* value) {
-  X509V3_CTX ctx{};
-  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
-  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
-  check(ext != nullptr, std::string("building extension ") + OBJ_nid2sn(nid) + "=" + value);
-  check(X509_add_ext(cert, ext.get(), -1) == 1, "X509_add_ext");
-}
-
 void add_extensions(X509* cert, X509* issuer, const CertSpec& spec) {
   add_extension(cert, issuer, NID_subject_key_identifier, "hash");
   add_extension(cert, issuer, NID_authority_key_identifier, "keyid:always");
@@ -303,14 +274,6 @@ std::string subject_text(X509* cert) {
   char* data = nullptr;
   const long size = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<std::size_t>(std::max(size, 0L)));
-}
-
-std::string not_after_date(X509* cert) {
-  std::tm tm{};
-  check(ASN1_TIME_to_tm(X509_get0_notAfter(cert), &tm) == 1, "ASN1_TIME_to_tm");
-  std::array<char, 16> text{};
-  std::strftime(text.data(), text.size(), "%Y-%m-%d", &tm);
-  return text.data();
 }
 
 // One key pair with its certificate, ready to be written.

@@ -188,3 +188,67 @@ TEST(PqotPkiCliRoles, ClientRoleBecomesAnOrganizationalUnit) {
 }
 
 }  // namespace
+
+// `pqot pki csr` and `pqot pki issue` (docs/pki.md, "Enrolment certificates").
+namespace {
+
+std::string enrol_read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(PqotPkiCliEnrol, CsrThenIssueMakesAVerifiableClientCertificate) {
+  const TempDir tmp("pqot-pki-enrol");
+  const fs::path ca = tmp.path() / "ca";
+  ASSERT_EQ(run_process(PQOT_BIN, {"pki", "init", "--dir", ca.string(), "--clients", "0"}).exit_code, 0);
+  const fs::path key = tmp.path() / "dev.key";
+  const fs::path csr = tmp.path() / "dev.csr";
+  const fs::path crt = tmp.path() / "dev.crt";
+  ProcessResult r = run_process(PQOT_BIN, {"pki", "csr", "--key", key.string(), "--out", csr.string(),
+                                           "--cn", "dev-0123456789abcdef"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(mode_of(key), 0600u);
+  EXPECT_NE(enrol_read(csr).find("BEGIN CERTIFICATE REQUEST"), std::string::npos);
+  EXPECT_NE(r.out.find("cn=dev-0123456789abcdef"), std::string::npos) << r.out;
+
+  r = run_process(PQOT_BIN, {"pki", "issue", "--ca-dir", ca.string(), "--csr", csr.string(), "--cn",
+                             "dev-0123456789abcdef", "--days", "30", "--out", crt.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("serial="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not_after="), std::string::npos) << r.out;
+  EXPECT_NE(enrol_read(crt).find("BEGIN CERTIFICATE"), std::string::npos);
+
+  // Never overwritten: the key, the request, the certificate.
+  const std::string key_before = enrol_read(key);
+  expect_usage_error(run_process(PQOT_BIN, {"pki", "csr", "--key", key.string(), "--out",
+                                            (tmp.path() / "x.csr").string(), "--cn", "dev-1"}),
+                     "already exists");
+  EXPECT_EQ(enrol_read(key), key_before);
+  EXPECT_FALSE(fs::exists(tmp.path() / "x.csr"));
+  expect_usage_error(run_process(PQOT_BIN, {"pki", "issue", "--ca-dir", ca.string(), "--csr", csr.string(),
+                                            "--cn", "dev-0123456789abcdef", "--out", crt.string()}),
+                     "already exists");
+}
+
+TEST(PqotPkiCliEnrol, IssueRefusesAnotherName) {
+  const TempDir tmp("pqot-pki-enrol");
+  const fs::path ca = tmp.path() / "ca";
+  ASSERT_EQ(run_process(PQOT_BIN, {"pki", "init", "--dir", ca.string(), "--clients", "0"}).exit_code, 0);
+  const fs::path csr = tmp.path() / "dev.csr";
+  ASSERT_EQ(run_process(PQOT_BIN, {"pki", "csr", "--key", (tmp.path() / "dev.key").string(), "--out",
+                                   csr.string(), "--cn", "dev-aaaaaaaaaaaaaaaa"})
+                .exit_code,
+            0);
+  const fs::path crt = tmp.path() / "dev.crt";
+  expect_usage_error(run_process(PQOT_BIN, {"pki", "issue", "--ca-dir", ca.string(), "--csr", csr.string(),
+                                            "--cn", "dev-bbbbbbbbbbbbbbbb", "--out", crt.string()}),
+                     "expected 'dev-bbbbbbbbbbbbbbbb'");
+  EXPECT_FALSE(fs::exists(crt));
+  expect_usage_error(run_process(PQOT_BIN, {"pki", "csr", "--key", (tmp.path() / "k").string(), "--out",
+                                            (tmp.path() / "c").string(), "--cn", "bad name"}),
+                     "--cn");
+}
+
+}  // namespace
