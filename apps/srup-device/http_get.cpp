@@ -312,6 +312,7 @@ std::variant<HttpUrl, std::string> parse_http_url(std::string_view url) {
   if (u.target.find('#') != std::string::npos) return std::string("URL has a fragment");
   if (authority.find('@') != std::string_view::npos) return std::string("URL has user information (refused)");
   std::string_view port_text;
+  bool has_port = false;
   if (!authority.empty() && authority[0] == '[') {
     const auto close = authority.find(']');
     if (close == std::string_view::npos) return std::string("URL has an unclosed '[' in its host");
@@ -320,14 +321,18 @@ std::variant<HttpUrl, std::string> parse_http_url(std::string_view url) {
     if (!after.empty()) {
       if (after[0] != ':') return std::string("URL has bytes after its IPv6 host");
       port_text = after.substr(1);
+      has_port = true;
     }
   } else {
     const auto colon = authority.rfind(':');
     u.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+      has_port = true;
+    }
   }
   if (u.host.empty()) return std::string("URL has no host");
-  if (!port_text.empty() || authority.find(':') != std::string_view::npos) {
+  if (has_port) {
     unsigned p = 0;
     const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), p);
     if (port_text.empty() || ec != std::errc{} || end != port_text.data() + port_text.size() || p < 1 || p > 65535)
