@@ -70,10 +70,13 @@ Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
 Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
 
 void Sha256Hasher::update(ByteView data) {
+  if (finished_) throw Error(ErrorCode::internal, "SHA-256: update after finish");
   check(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size()), "SHA-256");
 }
 
 Sha256Digest Sha256Hasher::finish() {
+  if (finished_) throw Error(ErrorCode::internal, "SHA-256: finish called twice");
+  finished_ = true;
   Sha256Digest out{};
   unsigned int n = 0;
   check(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out.data(), &n), "SHA-256");

@@ -32,6 +32,7 @@ class Sha256Hasher {
 
  private:
   void* ctx_;  // EVP_MD_CTX, kept out of this header
+  bool finished_ = false;
 };
 /// HMAC-SHA-256(key, concatenation of parts).
 Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts);
