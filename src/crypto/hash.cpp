@@ -59,6 +59,31 @@ Sha256Digest sha256(std::initializer_list<ByteView> parts) {
 
 Sha512Digest sha512(ByteView data) { return digest<Sha512Digest>(sha512_md(), {data}, "SHA-512"); }
 
+Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr) throw Error(ErrorCode::internal, "out of memory");
+  if (EVP_DigestInit_ex2(static_cast<EVP_MD_CTX*>(ctx_), sha256_md(), nullptr) != 1) {
+    EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_));
+    throw Error(ErrorCode::internal, "SHA-256: init failed");
+  }
+}
+
+Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256Hasher::update(ByteView data) {
+  if (finished_) throw Error(ErrorCode::internal, "SHA-256: update after finish");
+  check(EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data.data(), data.size()), "SHA-256");
+}
+
+Sha256Digest Sha256Hasher::finish() {
+  if (finished_) throw Error(ErrorCode::internal, "SHA-256: finish called twice");
+  finished_ = true;
+  Sha256Digest out{};
+  unsigned int n = 0;
+  check(EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), out.data(), &n), "SHA-256");
+  if (n != out.size()) throw Error(ErrorCode::internal, "SHA-256: wrong digest size");
+  return out;
+}
+
 Sha256Digest hmac_sha256(ByteView key, std::span<const ByteView> parts) {
   MacCtx ctx(EVP_MAC_CTX_new(hmac_mac()));
   if (!ctx) throw Error(ErrorCode::internal, "out of memory");

@@ -1,0 +1,308 @@
+// srup-device's update fetcher over HTTP (docs/srup-device.md, "Updates"), against a small HTTP
+// server in the test: good and wrong digests, error statuses, size bounds announced and streamed,
+// deadlines, Content-Length that lies, chunked coding, redirects, refused codings.
+#include <gtest/gtest.h>
+
+#include <asio.hpp>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "../support/temp_dir.hpp"
+#include "../support/wait.hpp"
+#include "pqot/crypto/hash.hpp"
+#include "srup-device/http_get.hpp"
+#include "srup-device/update_fetch.hpp"
+
+namespace {
+
+using namespace pqot::srup_device;
+using pqot::srup::Status;
+namespace fs = std::filesystem;
+using asio::ip::tcp;
+
+/// What the server does for one path: send `head_and_body`, then either close, or (stall) wait
+/// until the test ends before closing.
+struct DevhttpReply {
+  std::string bytes;
+  bool stall = false;
+};
+
+/// An HTTP server on 127.0.0.1, one connection at a time, on its own thread.
+class DevhttpServer {
+ public:
+  explicit DevhttpServer(std::initializer_list<std::pair<const std::string, DevhttpReply>> routes)
+      : routes_(routes), acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~DevhttpServer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    // Wake the blocking accept.
+    try {
+      asio::io_context io;
+      tcp::socket s(io);
+      s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    } catch (const std::exception&) {
+    }
+    thread_.join();
+  }
+  std::uint16_t port() const { return port_; }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  int requests() const { return requests_; }
+
+ private:
+  void serve() {
+    for (;;) {
+      tcp::socket s(io_);
+      asio::error_code ec;
+      acceptor_.accept(s, ec);
+      {
+        std::lock_guard lock(mu_);
+        if (stop_) return;
+      }
+      if (ec) continue;
+      std::string req;
+      char buf[4096];
+      while (req.find("\r\n\r\n") == std::string::npos && req.size() < 65536) {
+        const std::size_t n = s.read_some(asio::buffer(buf), ec);
+        if (ec) break;
+        req.append(buf, n);
+      }
+      ++requests_;
+      const auto sp1 = req.find(' ');
+      const auto sp2 = req.find(' ', sp1 + 1);
+      const std::string path = sp1 == std::string::npos ? "" : req.substr(sp1 + 1, sp2 - sp1 - 1);
+      const auto it = routes_.find(path);
+      const DevhttpReply reply = it != routes_.end() ? it->second : DevhttpReply{"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"};
+      asio::write(s, asio::buffer(reply.bytes), ec);
+      if (reply.stall) {
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, std::chrono::seconds(30), [this] { return stop_; });
+      }
+      s.close(ec);
+    }
+  }
+
+  std::map<std::string, DevhttpReply> routes_;
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+  std::atomic<int> requests_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+std::string devhttp_ok(const std::string& body) {
+  return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+pqot::srup::Digest devhttp_digest(const std::string& content) {
+  return pqot::crypto::sha256(pqot::crypto::as_bytes(std::string_view(content)));
+}
+
+const std::string kDevhttpFile = "new firmware image, version 2.0\n";
+
+class SrupDeviceHttp : public ::testing::Test {
+ protected:
+  SrupDeviceHttp() {
+    config_.dir = (dir_.path() / "updates").string();
+    config_.max_bytes = 1000;
+    config_.io_timeout_ms = 500;
+    config_.timeout_ms = 20'000;
+  }
+  UpdateResult fetch(const std::string& url, const std::string& expected = kDevhttpFile) {
+    UpdateFetcher f(config_, runner_);
+    std::mutex mu;
+    std::optional<UpdateResult> result;
+    const auto now = f.initiate(pqot::crypto::Bytes{1}, url, devhttp_digest(expected), [&](UpdateResult r) {
+      std::lock_guard lock(mu);
+      result = std::move(r);
+    });
+    if (now) return *now;
+    EXPECT_TRUE(pqot::test::eventually([&] {
+      std::lock_guard lock(mu);
+      return result.has_value();
+    }));
+    std::lock_guard lock(mu);
+    const auto r = result.value_or(UpdateResult{});
+    // A failed download leaves no file behind; a good one exactly one.
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(config_.dir)) ++files;
+    EXPECT_EQ(files, r.status == Status::update_success ? 1u : 0u);
+    if (r.status == Status::update_success) {
+      std::ifstream in(r.path, std::ios::binary);
+      EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), expected);
+    }
+    return r;
+  }
+
+  pqot::test::TempDir dir_{"srup-device-http"};
+  UpdateSection config_;
+  ActionRunner runner_{{}, 4};
+};
+
+TEST_F(SrupDeviceHttp, GoodFileIsReadyWrongDigestIsRefused) {
+  DevhttpServer server({{"/fw.bin", {devhttp_ok(kDevhttpFile)}}, {"/evil.bin", {devhttp_ok("evil")}}});
+  auto r = fetch(server.url("/fw.bin"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+  r = fetch(server.url("/evil.bin"));
+  EXPECT_EQ(r.status, Status::update_digest_mismatch) << r.detail;
+}
+
+TEST_F(SrupDeviceHttp, ErrorStatusesAreHttpErrors) {
+  DevhttpServer server({{"/gone", {"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n"}}});
+  auto r = fetch(server.url("/missing"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "HTTP 404 Not Found");
+  r = fetch(server.url("/gone"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "HTTP 500 Internal Server Error");
+}
+
+TEST_F(SrupDeviceHttp, SizeBoundIsCheckedAgainstContentLengthAndWhileStreaming) {
+  const std::string big(1001, 'b');
+  DevhttpServer server({{"/announced", {devhttp_ok(big)}},
+                        {"/streamed", {"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + big}},
+                        {"/chunked-big", {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n" +
+                                          std::string(512, 'c') + "\r\n200\r\n" + std::string(512, 'c') + "\r\n0\r\n\r\n"}}});
+  auto r = fetch(server.url("/announced"), big);
+  EXPECT_EQ(r.status, Status::update_file_error);
+  EXPECT_EQ(r.detail, "Content-Length 1001 exceeds the limit of 1000 bytes");
+  r = fetch(server.url("/streamed"), big);
+  EXPECT_EQ(r.status, Status::update_file_error);
+  EXPECT_EQ(r.detail, "body exceeds the limit of 1000 bytes");
+  r = fetch(server.url("/chunked-big"), std::string(1024, 'c'));
+  EXPECT_EQ(r.status, Status::update_file_error);
+}
+
+TEST_F(SrupDeviceHttp, ServerThatStallsHitsTheReadDeadline) {
+  DevhttpServer server({{"/slow", {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial", true}},
+                        {"/silent", {"", true}}});
+  auto r = fetch(server.url("/slow"));
+  EXPECT_EQ(r.status, Status::update_server_error);
+  EXPECT_EQ(r.detail, "reading the response: no progress for 500 ms");
+  r = fetch(server.url("/silent"));
+  EXPECT_EQ(r.status, Status::update_server_error);
+}
+
+TEST_F(SrupDeviceHttp, TotalDeadlineBoundsTheWholeTransfer) {
+  config_.timeout_ms = 300;
+  config_.io_timeout_ms = 10'000;
+  DevhttpServer server({{"/slow", {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial", true}}});
+  const auto r = fetch(server.url("/slow"));
+  EXPECT_EQ(r.status, Status::update_server_error);
+  EXPECT_EQ(r.detail, "reading the response: the download took longer than 300 ms");
+}
+
+TEST_F(SrupDeviceHttp, ContentLengthThatLies) {
+  DevhttpServer server({
+      // Fewer bytes than announced, then the connection closes.
+      {"/short", {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + kDevhttpFile}},
+      // More bytes than announced: only Content-Length bytes are the body; the digest decides.
+      {"/long", {"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n" + kDevhttpFile}},
+      {"/long-but-right", {"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(kDevhttpFile.size()) + "\r\n\r\n" +
+                           kDevhttpFile + "trailing junk"}},
+      {"/two", {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nabcdef"}},
+      {"/both", {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"}},
+  });
+  auto r = fetch(server.url("/short"));
+  EXPECT_EQ(r.status, Status::update_server_error);
+  EXPECT_EQ(r.detail, "connection closed after " + std::to_string(kDevhttpFile.size()) + " of 100 bytes");
+  r = fetch(server.url("/long"));
+  EXPECT_EQ(r.status, Status::update_digest_mismatch);
+  r = fetch(server.url("/long-but-right"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+  r = fetch(server.url("/two"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "two different Content-Length headers");
+  r = fetch(server.url("/both"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+}
+
+TEST_F(SrupDeviceHttp, ChunkedCodingIsDecoded) {
+  const std::string a = kDevhttpFile.substr(0, 10), b = kDevhttpFile.substr(10);
+  char size_b[16];
+  std::snprintf(size_b, sizeof size_b, "%zx", b.size());
+  DevhttpServer server({
+      {"/chunked", {"HTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\na;ext=1\r\n" + a + "\r\n" + size_b + "\r\n" + b +
+                    "\r\n0\r\nX-Trailer: 1\r\n\r\n"}},
+      {"/bad-size", {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n"}},
+      {"/cut", {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nabc"}},
+      {"/gzip", {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n"}},
+  });
+  auto r = fetch(server.url("/chunked"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+  r = fetch(server.url("/bad-size"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  r = fetch(server.url("/cut"));
+  EXPECT_EQ(r.status, Status::update_server_error);
+  r = fetch(server.url("/gzip"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "transfer coding gzip is not supported (only chunked)");
+}
+
+TEST_F(SrupDeviceHttp, RedirectsAreBoundedAndStayOnHttp) {
+  DevhttpServer server({
+      {"/fw.bin", {devhttp_ok(kDevhttpFile)}},
+      {"/r1", {"HTTP/1.1 302 Found\r\nLocation: /r2\r\nContent-Length: 0\r\n\r\n"}},
+      {"/r2", {"HTTP/1.1 301 Moved\r\nLocation: /fw.bin\r\nContent-Length: 0\r\n\r\n"}},
+      {"/loop", {"HTTP/1.1 307 Again\r\nLocation: /loop\r\nContent-Length: 0\r\n\r\n"}},
+      {"/tls", {"HTTP/1.1 302 Found\r\nLocation: https://127.0.0.1/fw.bin\r\nContent-Length: 0\r\n\r\n"}},
+  });
+  auto r = fetch(server.url("/r1"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+  const int before = server.requests();
+  r = fetch(server.url("/loop"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "more than 3 redirects");
+  EXPECT_EQ(server.requests() - before, 4);  // the first request and three redirects
+  r = fetch(server.url("/tls"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+}
+
+TEST_F(SrupDeviceHttp, NobodyListeningIsAServerError) {
+  std::uint16_t port = 0;
+  {
+    asio::io_context io;
+    tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    port = a.local_endpoint().port();
+  }
+  const auto r = fetch("http://127.0.0.1:" + std::to_string(port) + "/fw.bin");
+  EXPECT_EQ(r.status, Status::update_server_error);
+  EXPECT_NE(r.detail.find("cannot connect"), std::string::npos) << r.detail;
+}
+
+TEST(SrupDeviceHttpUrl, ParsesOnlyPlainHttpUrls) {
+  auto u = parse_http_url("http://example.com:8080/a/b?c=d");
+  ASSERT_TRUE(std::holds_alternative<HttpUrl>(u));
+  EXPECT_EQ(std::get<HttpUrl>(u).host, "example.com");
+  EXPECT_EQ(std::get<HttpUrl>(u).port, 8080);
+  EXPECT_EQ(std::get<HttpUrl>(u).target, "/a/b?c=d");
+  u = parse_http_url("http://[::1]/x");
+  ASSERT_TRUE(std::holds_alternative<HttpUrl>(u));
+  EXPECT_EQ(std::get<HttpUrl>(u).host, "::1");
+  EXPECT_EQ(std::get<HttpUrl>(u).port, 80);
+  EXPECT_EQ(std::get<HttpUrl>(parse_http_url("http://[::1]:8080")).port, 8080);
+  EXPECT_EQ(std::get<HttpUrl>(parse_http_url("http://h")).target, "/");
+  EXPECT_EQ(std::get<HttpUrl>(parse_http_url("http://h?q")).target, "/?q");
+  for (const char* bad : {"https://h/", "http://", "http://user@h/", "http://h:0/", "http://h:99999/", "http://h:/",
+                          "http://h/a b", "http://h/#frag", "http://[::1/"}) {
+    EXPECT_TRUE(std::holds_alternative<std::string>(parse_http_url(bad))) << bad;
+  }
+}
+
+}  // namespace
