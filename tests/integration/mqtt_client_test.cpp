@@ -14,11 +14,11 @@ using namespace pqot::test;
 
 namespace {
 
-using Kind = mqtt::ConnectionEvent::Kind;
+using MqttEventKind = mqtt::ConnectionEvent::Kind;
 
-bool client_saw(const MqttPeer& peer, Kind kind, bool session_present) {
+bool client_saw(const MqttPeer& peer, MqttEventKind kind, bool session_present) {
   for (const auto& e : peer.events()) {
-    if (e.kind == kind && (kind != Kind::connected || e.session_present == session_present)) return true;
+    if (e.kind == kind && (kind != MqttEventKind::connected || e.session_present == session_present)) return true;
   }
   return false;
 }
@@ -55,7 +55,7 @@ TEST(MqttClient, ReconnectsAfterBrokerKilledAndRestoresSubscriptionsWhenSessionL
   ASSERT_TRUE(admin.wait_connects(2));
   EXPECT_EQ(device.stats().sessions_new, 2u);
   EXPECT_EQ(device.stats().sessions_present, 0u);
-  EXPECT_TRUE(client_saw(device, Kind::disconnected, false));
+  EXPECT_TRUE(client_saw(device, MqttEventKind::disconnected, false));
   ASSERT_EQ(device.wait_suback("srup/dev2/c2"), 1);
   EXPECT_GT(device.stats().resubscribes, resubscribes_before);
   // The admin's subscriptions came back the same way; messages flow again.
@@ -93,7 +93,7 @@ TEST(MqttClient, SessionPresentAfterCleanRestartWithPersistenceAndOfflinePublish
   broker.restart();
   ASSERT_TRUE(device.wait_connects(2));
   EXPECT_EQ(device.stats().sessions_present, 1u);
-  EXPECT_TRUE(client_saw(device, Kind::connected, true));
+  EXPECT_TRUE(client_saw(device, MqttEventKind::connected, true));
   EXPECT_EQ(device.stats().resubscribes, resubscribes);  // the broker still holds it
   EXPECT_EQ(device.wait_puback(offline.mid), 0);
   EXPECT_TRUE(admin.wait_message("srup/dev2/dev", "sent-while-offline"));
