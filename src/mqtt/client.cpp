@@ -141,9 +141,9 @@ struct Client::Impl {
   SubackHandler suback_handler;
   PubackHandler puback_handler;
 
-  std::mutex lifecycle_mu;  // start/stop
-  bool started = false;
-  bool stopped = false;
+  std::mutex lifecycle_mu;  // start/stop; never taken by publish() (handlers call it during stop())
+  std::atomic<bool> started{false};
+  std::atomic<bool> stopped{false};
   std::thread thread;
 
   // Held around mosquitto_connect_bind_v5 (it recreates libmosquitto's wake-up socket pair) and
@@ -461,10 +461,7 @@ PublishResult Client::publish(const std::string& topic, std::span<const std::uin
   if (qos != 0 && qos != 1) return fail(PublishError::invalid_qos);
   if (payload.size() > im.opt.max_payload) return fail(PublishError::payload_too_large);
   if (!client_topic_ok(topic, false)) return fail(PublishError::invalid_topic);
-  {
-    std::lock_guard life(im.lifecycle_mu);
-    if (!im.started || im.stopped) return fail(PublishError::not_connected);
-  }
+  if (!im.started || im.stopped) return fail(PublishError::not_connected);
   std::lock_guard c(im.connect_mu);
   std::lock_guard g(im.state_mu);
   if (!im.connected && (qos == 0 || !im.opt.queue_while_offline)) return fail(PublishError::not_connected);

@@ -155,3 +155,25 @@ TEST(MqttClient, PublishBoundsAndStopDuringBackoff) {
   peer.client().stop();  // in the one-hour backoff wait: must return
   EXPECT_FALSE(peer.client().connected());
 }
+
+// Handlers may publish, also while stop() is ending the connection (the last "disconnected"
+// event arrives then): stop() must still return.
+TEST(MqttClient, HandlersMayPublishWhileTheClientStops) {
+  TestPki pki(1);
+  MosquittoBroker broker(pki);
+  mqtt::Client client(broker.client_options("client1-admin", "client1"));
+  std::atomic<int> events{0};
+  std::atomic<int> refused_while_stopping{0};
+  client.on_connection([&](const mqtt::ConnectionEvent& e) {
+    ++events;
+    const auto r = client.publish("srup/x/c2", std::string_view("from-handler"));
+    if (e.kind == mqtt::ConnectionEvent::Kind::disconnected && r.error == mqtt::PublishError::not_connected) {
+      ++refused_while_stopping;
+    }
+  });
+  client.start();
+  ASSERT_TRUE(eventually([&] { return client.connected() && events >= 1; }));
+  client.stop();
+  EXPECT_EQ(events, 2);
+  EXPECT_EQ(refused_while_stopping, 1);
+}
