@@ -163,6 +163,7 @@ struct Client::Impl {
   bool attempt_connected = false;
   bool attempt_reported = false;
   bool reset_backoff = false;
+  bool in_connect_call = false;  // inside mosquitto_connect_bind_v5, connect_mu held: no handlers
 
   std::mutex log_mu;
   std::string last_error_log;
@@ -227,6 +228,7 @@ struct Client::Impl {
       std::lock_guard g(state_mu);
       connected = false;
     }
+    if (in_connect_call) return;  // run() reports the failed attempt once connect_mu is released
     if (attempt_connected) {
       attempt_connected = false;
       ++n.disconnects;
@@ -305,8 +307,10 @@ struct Client::Impl {
         // Stores the CONNECT properties (session expiry, maximum packet size) in libmosquitto,
         // which sends them again on every mosquitto_reconnect(), even after a failed first try.
         std::lock_guard g(connect_mu);
+        in_connect_call = true;
         rc = mosquitto_connect_bind_v5(mosq, opt.host.c_str(), opt.port,
                                        static_cast<int>(opt.keepalive.count()), nullptr, props);
+        in_connect_call = false;
         first = false;
       } else {
         rc = mosquitto_reconnect(mosq);
