@@ -141,9 +141,9 @@ struct Client::Impl {
   SubackHandler suback_handler;
   PubackHandler puback_handler;
 
-  std::mutex lifecycle_mu;  // start/stop
-  bool started = false;
-  bool stopped = false;
+  std::mutex lifecycle_mu;  // start/stop; never taken by publish() (handlers call it during stop())
+  std::atomic<bool> started{false};
+  std::atomic<bool> stopped{false};
   std::thread thread;
 
   // Held around mosquitto_connect_bind_v5 (it recreates libmosquitto's wake-up socket pair) and
@@ -163,6 +163,7 @@ struct Client::Impl {
   bool attempt_connected = false;
   bool attempt_reported = false;
   bool reset_backoff = false;
+  bool in_connect_call = false;  // inside mosquitto_connect_bind_v5, connect_mu held: no handlers
 
   std::mutex log_mu;
   std::string last_error_log;
@@ -227,6 +228,7 @@ struct Client::Impl {
       std::lock_guard g(state_mu);
       connected = false;
     }
+    if (in_connect_call) return;  // run() reports the failed attempt once connect_mu is released
     if (attempt_connected) {
       attempt_connected = false;
       ++n.disconnects;
@@ -305,8 +307,10 @@ struct Client::Impl {
         // Stores the CONNECT properties (session expiry, maximum packet size) in libmosquitto,
         // which sends them again on every mosquitto_reconnect(), even after a failed first try.
         std::lock_guard g(connect_mu);
+        in_connect_call = true;
         rc = mosquitto_connect_bind_v5(mosq, opt.host.c_str(), opt.port,
                                        static_cast<int>(opt.keepalive.count()), nullptr, props);
+        in_connect_call = false;
         first = false;
       } else {
         rc = mosquitto_reconnect(mosq);
@@ -461,10 +465,7 @@ PublishResult Client::publish(const std::string& topic, std::span<const std::uin
   if (qos != 0 && qos != 1) return fail(PublishError::invalid_qos);
   if (payload.size() > im.opt.max_payload) return fail(PublishError::payload_too_large);
   if (!client_topic_ok(topic, false)) return fail(PublishError::invalid_topic);
-  {
-    std::lock_guard life(im.lifecycle_mu);
-    if (!im.started || im.stopped) return fail(PublishError::not_connected);
-  }
+  if (!im.started || im.stopped) return fail(PublishError::not_connected);
   std::lock_guard c(im.connect_mu);
   std::lock_guard g(im.state_mu);
   if (!im.connected && (qos == 0 || !im.opt.queue_while_offline)) return fail(PublishError::not_connected);

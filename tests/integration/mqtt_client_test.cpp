@@ -14,11 +14,11 @@ using namespace pqot::test;
 
 namespace {
 
-using Kind = mqtt::ConnectionEvent::Kind;
+using MqttEventKind = mqtt::ConnectionEvent::Kind;
 
-bool client_saw(const MqttPeer& peer, Kind kind, bool session_present) {
+bool client_saw(const MqttPeer& peer, MqttEventKind kind, bool session_present) {
   for (const auto& e : peer.events()) {
-    if (e.kind == kind && (kind != Kind::connected || e.session_present == session_present)) return true;
+    if (e.kind == kind && (kind != MqttEventKind::connected || e.session_present == session_present)) return true;
   }
   return false;
 }
@@ -55,7 +55,7 @@ TEST(MqttClient, ReconnectsAfterBrokerKilledAndRestoresSubscriptionsWhenSessionL
   ASSERT_TRUE(admin.wait_connects(2));
   EXPECT_EQ(device.stats().sessions_new, 2u);
   EXPECT_EQ(device.stats().sessions_present, 0u);
-  EXPECT_TRUE(client_saw(device, Kind::disconnected, false));
+  EXPECT_TRUE(client_saw(device, MqttEventKind::disconnected, false));
   ASSERT_EQ(device.wait_suback("srup/dev2/c2"), 1);
   EXPECT_GT(device.stats().resubscribes, resubscribes_before);
   // The admin's subscriptions came back the same way; messages flow again.
@@ -93,7 +93,7 @@ TEST(MqttClient, SessionPresentAfterCleanRestartWithPersistenceAndOfflinePublish
   broker.restart();
   ASSERT_TRUE(device.wait_connects(2));
   EXPECT_EQ(device.stats().sessions_present, 1u);
-  EXPECT_TRUE(client_saw(device, Kind::connected, true));
+  EXPECT_TRUE(client_saw(device, MqttEventKind::connected, true));
   EXPECT_EQ(device.stats().resubscribes, resubscribes);  // the broker still holds it
   EXPECT_EQ(device.wait_puback(offline.mid), 0);
   EXPECT_TRUE(admin.wait_message("srup/dev2/dev", "sent-while-offline"));
@@ -154,4 +154,26 @@ TEST(MqttClient, PublishBoundsAndStopDuringBackoff) {
   EXPECT_EQ(peer.stats().rejected_publishes, 6u);
   peer.client().stop();  // in the one-hour backoff wait: must return
   EXPECT_FALSE(peer.client().connected());
+}
+
+// Handlers may publish, also while stop() is ending the connection (the last "disconnected"
+// event arrives then): stop() must still return.
+TEST(MqttClient, HandlersMayPublishWhileTheClientStops) {
+  TestPki pki(1);
+  MosquittoBroker broker(pki);
+  mqtt::Client client(broker.client_options("client1-admin", "client1"));
+  std::atomic<int> events{0};
+  std::atomic<int> refused_while_stopping{0};
+  client.on_connection([&](const mqtt::ConnectionEvent& e) {
+    ++events;
+    const auto r = client.publish("srup/x/c2", std::string_view("from-handler"));
+    if (e.kind == mqtt::ConnectionEvent::Kind::disconnected && r.error == mqtt::PublishError::not_connected) {
+      ++refused_while_stopping;
+    }
+  });
+  client.start();
+  ASSERT_TRUE(eventually([&] { return client.connected() && events >= 1; }));
+  client.stop();
+  EXPECT_EQ(events, 2);
+  EXPECT_EQ(refused_while_stopping, 1);
 }
