@@ -62,6 +62,18 @@ TEST_F(SrupC2Registry, EverythingSurvivesClosingAndReopening) {
     r.add_data(0xa1, 3001, "temp", "{\"f64\":21.5}");
     r.add_readings(std::vector<Reading>{{0xa1, 5, 3002, "{\"t\":1}"}});
   }
+  // Mode 0600 (it holds the join codes), and still in WAL mode after closing.
+  EXPECT_EQ((fs::status(db()).permissions() & fs::perms::all), fs::perms::owner_read | fs::perms::owner_write);
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(db().c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+  }
   Registry r(db());
   const auto d = r.device(0xa1);
   ASSERT_TRUE(d);
