@@ -274,6 +274,38 @@ TEST_F(SrupDeviceHttp, RedirectsAreBoundedAndStayOnHttp) {
   EXPECT_EQ(r.status, Status::update_http_error);
 }
 
+TEST_F(SrupDeviceHttp, ResponseHeadIsBounded) {
+  DevhttpServer server({{"/fat", {"HTTP/1.1 200 OK\r\nX-Pad: " + std::string(20'000, 'p') + "\r\nContent-Length: 1\r\n\r\nx"}},
+                        {"/nonsense", {"SSH-2.0-OpenSSH_9.2\r\n\r\n"}}});
+  auto r = fetch(server.url("/fat"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "response head over 16 KiB");
+  r = fetch(server.url("/nonsense"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+}
+
+TEST_F(SrupDeviceHttp, DestroyingTheFetcherCancelsADownloadAndDeletesItsFile) {
+  config_.io_timeout_ms = 600'000;
+  config_.timeout_ms = 600'000;
+  DevhttpServer server({{"/slow", {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial", true}}});
+  {
+    UpdateFetcher f(config_, runner_);
+    bool called = false;
+    ASSERT_FALSE(f.initiate(pqot::crypto::Bytes{1}, server.url("/slow"), devhttp_digest(kDevhttpFile),
+                            [&](UpdateResult) { called = true; })
+                     .has_value());
+    ASSERT_TRUE(pqot::test::eventually([&] { return server.requests() == 1; }));
+    // A second download while one runs is refused, nothing queued.
+    const auto busy = f.initiate(pqot::crypto::Bytes{2}, server.url("/slow"), devhttp_digest(""), [](UpdateResult) {});
+    ASSERT_TRUE(busy.has_value());
+    EXPECT_EQ(busy->status, Status::busy);
+    EXPECT_FALSE(called);
+  }  // the destructor returns (the download is cancelled), without calling back
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(config_.dir)) ++files;
+  EXPECT_EQ(files, 0u);
+}
+
 TEST_F(SrupDeviceHttp, NobodyListeningIsAServerError) {
   std::uint16_t port = 0;
   {

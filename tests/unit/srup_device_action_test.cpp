@@ -2,6 +2,7 @@
 // (docs/srup-pq.md 2.5), no shell between the argument and the program, a clean environment,
 // bounded output, timeouts that take the whole process group, and the concurrency bound.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -144,6 +145,16 @@ TEST(SrupDeviceActions, EnvironmentIsOnlyPathAndWhatTheConfigLists) {
   EXPECT_EQ(r.output, std::string("PATH=") + kActionPath + "\nLANG=C\nSRUP_DEVACT_PASSED=kept\n");
   ::unsetenv("SRUP_DEVACT_SECRET");
   ::unsetenv("SRUP_DEVACT_PASSED");
+}
+
+TEST(SrupDeviceActions, NoDescriptorOfTheAgentLeaksIntoTheChild) {
+  // A descriptor without close-on-exec, as a careless library might leave one.
+  const int leaky = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaky, 3);
+  ActionRunner runner({devact_program(1, "/bin/sh", {"-c", "ls /proc/$$/fd"})}, 4);
+  const auto r = devact_run(runner, 1);
+  ::close(leaky);
+  EXPECT_EQ(r.output, "0\n1\n2\n") << "the shell may hold its own fd only while listing";
 }
 
 TEST(SrupDeviceActions, StdinIsDevNullAndOutputIsBounded) {
