@@ -112,9 +112,15 @@ void Daemon::on_control(ControlRequest request, ControlServer::Reply reply) {
             }
             reply(format_result({{"commands", list}}));
           } else if constexpr (std::is_same_v<R, ShowCommand>) {
-            const auto e = registry_->outbox_by_token(crypto::from_hex(r.token_hex));
-            if (!e) return reply(format_error(ControlErrorCode::not_found, "no command with token " + r.token_hex));
-            reply(format_result(command_json(*e)));
+            const auto rows = registry_->outbox_by_token(crypto::from_hex(r.token_hex), 8);
+            if (rows.empty()) return reply(format_error(ControlErrorCode::not_found, "no command with token " + r.token_hex));
+            json j = command_json(rows.front());  // the newest (an update's Activate, after its Initiate)
+            if (rows.size() > 1) {
+              json earlier = json::array();
+              for (std::size_t i = 1; i < rows.size(); ++i) earlier.push_back(command_json(rows[i]));
+              j["earlier"] = earlier;
+            }
+            reply(format_result(j));
           } else if constexpr (std::is_same_v<R, History>) {
             json list = json::array();
             if (r.kind == "data") {

@@ -54,9 +54,6 @@ struct Daemon::ProvisionalReading {
   std::string json;
 };
 
-/// A reading as JSON text: {"t": ms, "channels": {"voltage_l1": 230.1, ...}}; channel names from
-/// pqot/srup/meter_channels.hpp, unknown channels as "0x0abc".
-std::string reading_json(const srup::Reading& r);
 /// Whether `t` is a command the C2 sends to a device that is still pending (a join's code).
 bool is_join_step(srup::MessageType t);
 

@@ -2,47 +2,14 @@
 // held as provisional until their Checkpoint confirms them, then stored.
 #include <spdlog/spdlog.h>
 
-#include <cstdio>
-
 #include "daemon_internal.hpp"
-#include "pqot/srup/meter_channels.hpp"
+#include "pqot/srup/reading_json.hpp"
 #include "pqot/srup/topics.hpp"
 
 namespace pqot::srup_c2 {
 
 nlohmann::json value_json(const srup::Value& v) {
   return {{"type", std::string(srup::to_string(srup::type_of(v)))}, {"text", srup::to_text(v)}};
-}
-
-std::string reading_json(const srup::Reading& r) {
-  nlohmann::json channels = nlohmann::json::object();
-  for (const srup::ChannelValue& c : r.channels) {
-    std::string name;
-    if (const auto known = srup::meter::channel_by_number(c.channel)) {
-      name = known->name;
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "0x%04x", c.channel);
-      name = buf;
-    }
-    channels[name] = std::visit(
-        [&](const auto& x) -> nlohmann::json {
-          using X = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<X, std::monostate>) {
-            return nullptr;
-          } else if constexpr (std::is_same_v<X, bool> || std::is_arithmetic_v<X>) {
-            if constexpr (std::is_floating_point_v<X>) {
-              if (!std::isfinite(x)) return srup::to_text(c.value);  // JSON has no NaN or infinity
-            }
-            return x;
-          } else {
-            return srup::to_text(c.value);  // strings as they are, bytes in hex
-          }
-        },
-        c.value);
-  }
-  const nlohmann::json j = {{"t", r.timestamp_ms}, {"channels", channels}};
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void Daemon::handle_telemetry_key(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload) {
@@ -95,7 +62,7 @@ void Daemon::handle_telemetry(std::uint64_t device, const std::string& topic, co
       return;
     }
     provisional_[device].push_back(
-        {reading.epoch, reading.opened.header.sequence, now, reading_json(std::get<srup::Reading>(body))});
+        {reading.epoch, reading.opened.header.sequence, now, srup::reading_json(std::get<srup::Reading>(body))});
     ++provisional_total_;
   } catch (const srup::Refused& r) {
     refuse(srup::to_string(r.reason()), device, r.what());

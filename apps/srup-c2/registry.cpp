@@ -72,9 +72,10 @@ CREATE TABLE outbox (
   state       TEXT NOT NULL CHECK (state IN ('pending', 'answered', 'expired', 'cancelled')),
   status      INTEGER CHECK (status BETWEEN 0 AND 255),
   detail      TEXT CHECK (length(detail) <= 1024),
-  finished_ms INTEGER CHECK ((state = 'pending') = (finished_ms IS NULL)),
-  UNIQUE (device, token)
+  finished_ms INTEGER CHECK ((state = 'pending') = (finished_ms IS NULL))
 );
+CREATE UNIQUE INDEX outbox_pending_token ON outbox (device, token) WHERE state = 'pending';
+CREATE INDEX outbox_token ON outbox (token, row);
 CREATE INDEX outbox_due ON outbox (state, next_ms);
 CREATE INDEX outbox_device ON outbox (device, state, row);
 CREATE TABLE data (

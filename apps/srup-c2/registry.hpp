@@ -191,6 +191,11 @@ class Registry {
   /// A pending command becomes cancelled; false if it was not pending.
   bool outbox_cancel(std::int64_t row, std::uint64_t now_ms);
   std::optional<OutboxEntry> outbox_entry(std::int64_t row);
+  /// Newest first, optionally of one device and in one state.
+  std::vector<OutboxEntry> outbox_list(std::optional<std::uint64_t> device, std::optional<OutboxState> state,
+                                       std::size_t limit);
+  /// Every command carrying `token`, newest first (an update's Initiate and Activate share one).
+  std::vector<OutboxEntry> outbox_by_token(crypto::ByteView token, std::size_t limit);
   std::optional<OutboxEntry> outbox_oldest_pending(std::uint64_t device);
   std::size_t outbox_pending(std::optional<std::uint64_t> device);
 
@@ -208,6 +213,8 @@ class Registry {
   // ---- events, retention, backup ----------------------------------------------------------------
   /// Events with row > after_row, oldest first.
   std::vector<Event> events(std::int64_t after_row, std::size_t limit);
+  /// Events about `subject` ("dev-..."), newest first.
+  std::vector<Event> events_of(std::string_view subject, std::size_t limit);
   /// Applies every retention bound now (inserts apply their own as they go), and deletes join
   /// codes past their lifetime.
   PruneCounts prune(std::uint64_t now_ms);

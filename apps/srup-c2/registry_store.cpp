@@ -86,9 +86,13 @@ std::int64_t Registry::outbox_add(const NewCommand& c) {
                        " commands are pending");
   }
   {
-    sql::Statement::Run run(sql_->st("SELECT 1 FROM outbox WHERE device = ?1 AND token = ?2"));
+    // One pending command per token: an answer names exactly one. A finished command's token may
+    // be used again (Update Activate carries its Update Initiate's token, docs/srup-mqtt.md 4.4).
+    sql::Statement::Run run(sql_->st("SELECT 1 FROM outbox WHERE device = ?1 AND token = ?2 AND state = 'pending'"));
     run.bind_u64(1, c.device).bind(2, c.token);
-    if (run.step()) throw std::invalid_argument("the token is already used by a command to " + device_username(c.device));
+    if (run.step()) {
+      throw std::invalid_argument("the token is already used by a pending command to " + device_username(c.device));
+    }
   }
   sql::Statement::Run run(sql_->st(
       "INSERT INTO outbox (device, token, type, envelope, created_ms, expires_ms, attempts, next_ms, state) "
@@ -133,6 +137,30 @@ std::optional<OutboxEntry> Registry::outbox_entry(std::int64_t row) {
   run.bind(1, row);
   if (!run.step()) return std::nullopt;
   return registry_rows::read_outbox(run, sql_->db.name());
+}
+
+std::vector<OutboxEntry> Registry::outbox_list(std::optional<std::uint64_t> device,
+                                               std::optional<OutboxState> state, std::size_t limit) {
+  check_list_limit(limit);
+  static const std::string q = outbox_select(
+      "WHERE (?1 IS NULL OR device = ?1) AND (?2 IS NULL OR state = ?2) ORDER BY row DESC LIMIT ?3");
+  sql::Statement::Run run(sql_->st(q.c_str()));
+  if (device) run.bind_u64(1, *device);
+  if (state) run.bind_text(2, to_string(*state));
+  run.bind(3, static_cast<std::int64_t>(limit));
+  std::vector<OutboxEntry> out;
+  while (run.step()) out.push_back(registry_rows::read_outbox(run, sql_->db.name()));
+  return out;
+}
+
+std::vector<OutboxEntry> Registry::outbox_by_token(crypto::ByteView token, std::size_t limit) {
+  check_list_limit(limit);
+  static const std::string q = outbox_select("WHERE token = ?1 ORDER BY row DESC LIMIT ?2");
+  sql::Statement::Run run(sql_->st(q.c_str()));
+  run.bind(1, token).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<OutboxEntry> out;
+  while (run.step()) out.push_back(registry_rows::read_outbox(run, sql_->db.name()));
+  return out;
 }
 
 std::optional<OutboxEntry> Registry::outbox_oldest_pending(std::uint64_t device) {
@@ -294,6 +322,19 @@ std::vector<Event> Registry::events(std::int64_t after_row, std::size_t limit) {
   sql::Statement::Run run(sql_->st(
       "SELECT row, at_ms, actor, subject, action, detail FROM events WHERE row > ?1 ORDER BY row LIMIT ?2"));
   run.bind(1, after_row).bind(2, static_cast<std::int64_t>(limit));
+  std::vector<Event> out;
+  while (run.step()) {
+    out.push_back({run.column_int(0), run.column_u64(1), run.column_text(2), run.column_text(3),
+                   run.column_text(4), run.column_text(5)});
+  }
+  return out;
+}
+
+std::vector<Event> Registry::events_of(std::string_view subject, std::size_t limit) {
+  check_list_limit(limit);
+  sql::Statement::Run run(sql_->st(
+      "SELECT row, at_ms, actor, subject, action, detail FROM events WHERE subject = ?1 ORDER BY row DESC LIMIT ?2"));
+  run.bind_text(1, subject).bind(2, static_cast<std::int64_t>(limit));
   std::vector<Event> out;
   while (run.step()) {
     out.push_back({run.column_int(0), run.column_u64(1), run.column_text(2), run.column_text(3),

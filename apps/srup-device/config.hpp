@@ -48,6 +48,10 @@ struct JoinSection {
   JoinMode mode = JoinMode::simple;
   std::uint64_t observer = 0;  ///< required with mode = "observed", else 0
   std::string code_file;       ///< default STATE_DIR/join-code
+  /// As an observer: where this device finds the codes it observes other devices show, one file
+  /// per device named by its 16 hex digits (a camera's or a person's reading, docs/srup-mqtt.md
+  /// 4.2). Empty: it observes nothing (Observation Requests are answered 0x6F).
+  std::string observe_dir;
 };
 
 /// One [[action]]: a program (run without a shell) or a built-in handler.

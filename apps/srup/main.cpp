@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add_legacy_verify_command(app);
   add_bench_command(app);
   add_c2_command(app);
+  add_monitor_command(app);
 
   try {
     app.parse(argc, argv);
