@@ -100,17 +100,23 @@ void Agent::run() {
   });
   mqtt_->on_connection([this](const mqtt::ConnectionEvent& e) { asio::post(io_, [this, e] { on_connection(e); }); });
   mqtt_->on_suback([this](const mqtt::SubackEvent& e) {
-    if (!e.granted()) {
-      asio::post(io_, [e] {
+    asio::post(io_, [this, e] {
+      if (!e.granted()) {
         spdlog::error("the broker refused our subscription to {} (0x{:02x}): is this device registered?", e.filter, e.result);
-      });
-    }
+        return;
+      }
+      // Ask to join only once the C2's answer can reach us: before the first SUBACK, a broker
+      // without a session for us would drop it.
+      if (!subscribed_) {
+        subscribed_ = true;
+        if (membership_ == Membership::unjoined || membership_ == Membership::joining) send_join_request();
+      }
+    });
   });
   mqtt_->subscribe(srup::topic_to_device(identity_.self.id));
   mqtt_->start();
   spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
                membership_name());
-  if (membership_ == Membership::unjoined || membership_ == Membership::joining) send_join_request();
   if (config_.telemetry.enabled) telemetry_tick();
   io_.run();
   mqtt_->stop();

@@ -94,6 +94,7 @@ class Agent {
   std::uint32_t interval_ms_;
   std::uint64_t started_ms_;
   common::LogLimiter log_limiter_;
+  bool subscribed_ = false;  ///< the first SUBACK of our topic came
   bool stopping_ = false;
 };
 
