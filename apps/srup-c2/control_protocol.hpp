@@ -25,7 +25,7 @@ inline constexpr std::size_t kMaxRequestLine = 256 * 1024;
 inline constexpr std::size_t kMaxPem = 64 * 1024;        ///< an identity.pub or CSR in a request
 inline constexpr std::size_t kMaxDeviceType = 64;
 inline constexpr std::uint32_t kMaxWaitMs = 600'000;     ///< how long a request may wait for an answer
-inline constexpr std::uint32_t kMaxListLimit = 10'000;
+inline constexpr std::uint32_t kMaxListLimit = 1'000;  ///< the registry's own bound per query
 
 /// The error classes of an answer's "code" field.
 enum class ControlErrorCode { bad_request, not_found, conflict, busy, unavailable, internal };

@@ -353,7 +353,7 @@ void add_c2_command(CLI::App& app) {
     auto* cmd = c2->add_subcommand("commands", "List commands in the outbox and their answers");
     cmd->add_option("--device", *dev, "Only this device's");
     cmd->add_option("--state", *state, "Only in this state")->check(CLI::IsMember({"pending", "answered", "expired", "cancelled"}));
-    cmd->add_option("--limit", *limit, "At most this many (newest first)")->check(CLI::Range(1, 10000));
+    cmd->add_option("--limit", *limit, "At most this many (newest first)")->check(CLI::Range(1, 1000));
     cmd->callback([run, dev, state, limit] {
       json req = {{"cmd", "commands"}, {"limit", *limit}};
       if (!dev->empty()) req["device"] = *dev;
@@ -383,7 +383,7 @@ void add_c2_command(CLI::App& app) {
     auto* cmd = c2->add_subcommand("history", "A device's recent data, telemetry or registry events");
     cmd->add_option("DEVICE", *dev, "Device ID (hex)")->required();
     cmd->add_option("KIND", *kind, "data, telemetry or events")->required()->check(CLI::IsMember({"data", "telemetry", "events"}));
-    cmd->add_option("--limit", *limit, "At most this many (newest first)")->check(CLI::Range(1, 10000));
+    cmd->add_option("--limit", *limit, "At most this many (newest first)")->check(CLI::Range(1, 1000));
     cmd->callback([run, pretty, dev, kind, limit] {
       run({{"cmd", "history"}, {"device", *dev}, {"kind", *kind}, {"limit", *limit}}, pretty);
     });

@@ -157,3 +157,52 @@ TEST(SrupSystem, ASimpleJoinThenAnActionAnsweredThroughTheBroker) {
 
 }  // namespace
 }  // namespace pqot::test
+
+namespace pqot::test {
+namespace {
+
+std::string read_code_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+TEST(SrupSystem, AHumanJoinNeedsTheCodeTheDeviceShows) {
+  SrupSystem sys;
+  const fs::path config = sys.make_device(0xb1, "human");
+  ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
+  const fs::path code_file = config.parent_path() / "join-code";
+  ASSERT_TRUE(eventually([&] { return read_code_file(code_file).size() == 39; })) << device.out();
+  EXPECT_EQ(sys.device_state(0xb1), "pending");
+  const CliResult wrong = sys.c2_cli({"join-code", srup::id_text(0xb1), std::string(32, '0')});
+  EXPECT_EQ(wrong.exit_code, 4) << wrong.err;
+  EXPECT_NE(wrong.err.find("wrong code"), std::string::npos) << wrong.err;
+  EXPECT_EQ(sys.device_state(0xb1), "pending");
+  const CliResult right = sys.c2_cli({"join-code", srup::id_text(0xb1), read_code_file(code_file)});
+  EXPECT_EQ(right.exit_code, 0) << right.err;
+  EXPECT_EQ(sys.device_state(0xb1), "joined");
+  ASSERT_TRUE(device.wait_for_out("membership: joined")) << device.out();
+  const CliResult action = sys.c2_cli({"action", srup::id_text(0xb1), "7", "--wait", "20"});
+  EXPECT_NE(action.out.find("ACTION_SUCCESS"), std::string::npos) << action.out << action.err;
+}
+
+TEST(SrupSystem, ADeregisteredDeviceIsDroppedAndCommandsToItAreRefused) {
+  SrupSystem sys;
+  const fs::path config = sys.make_device(0xd1, "simple");
+  ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
+  ASSERT_TRUE(eventually([&] { return sys.device_state(0xd1) == "joined"; })) << device.out();
+  const CliResult dereg = sys.c2_cli({"deregister", srup::id_text(0xd1)});
+  EXPECT_EQ(dereg.exit_code, 0) << dereg.err << dereg.out;
+  EXPECT_EQ(sys.device_state(0xd1), "deregistered") << sys.c2().out();
+  // The device heard the Deregister Command before the broker dropped it.
+  EXPECT_TRUE(device.wait_for_out("membership: left its C2")) << device.out();
+  const CliResult action = sys.c2_cli({"action", srup::id_text(0xd1), "7"});
+  EXPECT_EQ(action.exit_code, 4);
+  EXPECT_NE(action.err.find("not joined"), std::string::npos) << action.err;
+  // The broker no longer knows it: its reconnections may neither subscribe nor publish.
+  EXPECT_TRUE(eventually([&] { return sys.broker().log().find("dev-" + srup::id_text(0xd1)) != std::string::npos; }));
+}
+
+}  // namespace
+}  // namespace pqot::test
