@@ -288,6 +288,11 @@ void Daemon::handle_from_device(std::uint64_t device, const std::string& topic, 
   const std::string type(srup::to_string(in.header.type));
   ++counters_.received_by_type[type];
   using T = srup::MessageType;
+  const bool join_step = in.header.type == T::join_request || in.header.type == T::human_join_request ||
+                         in.header.type == T::observed_join_request || in.header.type == T::response;
+  if (d->state == DeviceState::pending && !join_step) {
+    return refuse("BAD_REQUEST", device, type + " from a device that has not joined");
+  }
   switch (in.header.type) {
     case T::join_request:
     case T::human_join_request:

@@ -151,10 +151,12 @@ void Daemon::sweep_outbox(bool after_reconnect) {
   const std::uint64_t now = now_ms();
   try {
     counters_.commands_expired += registry_->outbox_expire(now);
-    // After a reconnect every pending command goes out again at once (the broker may have lost
-    // it); otherwise only those whose backoff has passed.
-    const std::uint64_t horizon = after_reconnect ? std::numeric_limits<std::uint64_t>::max() / 2 : now;
-    for (const OutboxEntry& e : registry_->outbox_due(horizon, kDuePerSweep)) {
+    // After a reconnect every pending command goes out again at once (a killed broker may have
+    // lost it); otherwise only those whose backoff has passed.
+    const std::vector<OutboxEntry> due = after_reconnect
+                                             ? registry_->outbox_list(std::nullopt, OutboxState::pending, Registry::kMaxListLimit)
+                                             : registry_->outbox_due(now, kDuePerSweep);
+    for (const OutboxEntry& e : due) {
       if (e.expires_ms <= now) continue;
       if (e.attempts > 0 || after_reconnect) ++counters_.retransmissions;
       publish_to_device(e.device, e.envelope);

@@ -206,3 +206,29 @@ TEST(SrupSystem, ADeregisteredDeviceIsDroppedAndCommandsToItAreRefused) {
 
 }  // namespace
 }  // namespace pqot::test
+
+namespace pqot::test {
+namespace {
+
+TEST(SrupSystem, MeterTelemetryIsStoredOnceItsCheckpointConfirmsIt) {
+  SrupSystem sys;
+  const fs::path config =
+      sys.make_device(0xe1, "simple", "[telemetry]\nenabled = true\ninterval_ms = 100\nsource = \"model\"\nphases = 3\n");
+  ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
+  ASSERT_TRUE(eventually([&] { return sys.device_state(0xe1) == "joined"; })) << device.out();
+  // 64 readings close a range (docs/srup-pq.md 5.2); the C2 stores them when its Checkpoint confirms them.
+  json stored;
+  ASSERT_TRUE(eventually([&] {
+    const CliResult r = sys.c2_cli({"--json", "history", srup::id_text(0xe1), "telemetry", "--limit", "100"});
+    if (r.exit_code != 0) return false;
+    stored = json::parse(r.out)["telemetry"];
+    return stored.size() >= 64;
+  })) << device.out() << sys.c2().out();
+  const json& channels = stored[0]["reading"]["channels"];
+  EXPECT_TRUE(channels.contains("voltage_l3")) << stored[0].dump();
+  EXPECT_GT(channels["frequency"].get<double>(), 49.0);
+  EXPECT_LT(channels["frequency"].get<double>(), 51.0);
+}
+
+}  // namespace
+}  // namespace pqot::test
