@@ -246,7 +246,9 @@ TEST_F(SrupC2Registry, OutboxRetransmitsAnswersExpiresAndIsBounded) {
   EXPECT_EQ(answered->detail->size(), kMaxDetailLength);  // cut to its bound
   EXPECT_FALSE(r.outbox_answer(1, bytes(16, 1), 0, "", 2001));
   EXPECT_EQ(r.outbox_oldest_pending(1)->row, b);
-  EXPECT_THROW(r.outbox_add(command(1, 1)), std::invalid_argument);  // token still in a row
+  // One pending command per token (an answer must name exactly one); a finished command's token
+  // may be used again (an update's Activate carries its Initiate's token).
+  EXPECT_THROW(r.outbox_add(command(1, 2)), std::invalid_argument);
 
   // Expiry; finished rows beyond outbox_finished_per_device (1) go, oldest first.
   EXPECT_EQ(r.outbox_expire(1001 + 60'000), 1u);
