@@ -47,13 +47,6 @@ std::optional<std::uint64_t> parse_peer_id(std::string_view text) {
   return v;
 }
 
-std::string peer_id_text(std::uint64_t id) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, id >>= 4) s[static_cast<std::size_t>(i)] = kHex[id & 0xF];
-  return s;
-}
-
 namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw ControlError(ControlErrorCode::bad_request, what); }

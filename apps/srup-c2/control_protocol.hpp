@@ -105,9 +105,8 @@ ControlRequest parse_control_request(std::string_view line);
 std::string format_result(const nlohmann::json& result);
 std::string format_error(ControlErrorCode code, std::string_view message);
 
-/// "00000000000000a1" from 1-16 hex digits, optionally prefixed "dev-" or "mon-"; nothing for
-/// anything else (0 and all-ones included).
+/// The ID written as 1-16 hex digits, optionally prefixed "dev-", "mon-" or "c2-"; nothing for
+/// anything else (0 and all-ones included). The text form is srup::id_text (pqot/srup/topics.hpp).
 std::optional<std::uint64_t> parse_peer_id(std::string_view text);
-std::string peer_id_text(std::uint64_t id);
 
 }  // namespace pqot::srup_c2

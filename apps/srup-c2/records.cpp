@@ -1,6 +1,8 @@
 // The C2 registry's records: names, states and the load-and-check path (records.hpp).
 #include "records.hpp"
 
+#include "pqot/srup/topics.hpp"
+
 #include <array>
 #include <stdexcept>
 
@@ -16,13 +18,6 @@ std::optional<E> records_parse(std::string_view s, const std::array<E, N>& value
     if (s == to_string(v)) return v;
   }
   return std::nullopt;
-}
-
-std::string hex_name(const char* prefix, std::uint64_t id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(prefix);
-  for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kDigits[(id >> shift) & 0xf]);
-  return out;
 }
 
 [[noreturn]] void bad_row(const std::string& where, const std::string& what) {
@@ -113,8 +108,8 @@ bool transition_allowed(DeviceState from, DeviceState to) noexcept {
   return false;
 }
 
-std::string device_username(std::uint64_t id) { return hex_name("dev-", id); }
-std::string monitor_username(std::uint64_t id) { return hex_name("mon-", id); }
+std::string device_username(std::uint64_t id) { return "dev-" + srup::id_text(id); }
+std::string monitor_username(std::uint64_t id) { return "mon-" + srup::id_text(id); }
 
 bool is_device_type(std::string_view type) noexcept {
   if (type.empty() || type.size() > kMaxTypeLength) return false;

@@ -23,12 +23,6 @@ std::uint64_t parse_id(std::string_view text, std::string_view what) {
   return id;
 }
 
-std::string id_hex(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
 std::string to_hex(crypto::ByteView bytes) { return crypto::to_hex(bytes); }
 
 crypto::Bytes parse_hex(std::string_view text, std::string_view what) {

@@ -43,7 +43,6 @@ class ExitError : public std::runtime_error {
 
 /// A 64-bit peer ID written as exactly 16 hex digits ("--id").
 std::uint64_t parse_id(std::string_view text, std::string_view what);
-std::string id_hex(std::uint64_t id);
 /// Lower-case hex of `bytes`.
 std::string to_hex(crypto::ByteView bytes);
 /// Hex text to bytes (even length, hex digits only).

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "cli.hpp"
+#include "pqot/srup/topics.hpp"
 #include "pqot/srup/identity.hpp"
 
 namespace pqot::srup_tool {
@@ -69,7 +70,7 @@ void run_keygen(const KeygenOptions& o) {
   } catch (const std::system_error& e) {
     throw UsageError(std::string("--out: ") + e.what());
   }
-  std::cout << "id=" << id_hex(id) << "\n"
+  std::cout << "id=" << srup::id_text(id) << "\n"
             << "suite=" << srup::suite_info(suite).name << "\n"
             << "key=" << (dir / srup::kIdentityKeyFile).string() << "\n"
             << "pub=" << (dir / srup::kPublicIdentityFile).string() << "\n";

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "pqot/srup/topics.hpp"
 #include "pqot/common/files.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/key_file.hpp"
@@ -49,14 +50,14 @@ void run_legacy_verify(const LegacyOptions& o) {
     j["type"] = type;
     j["type_code"] = env.type;
     j["sequence"] = env.sequence;
-    j["sender"] = id_hex(env.sender);
+    j["sender"] = srup::id_text(env.sender);
     j["token_hex"] = to_hex(env.token);
     j["signature"] = "valid";
     std::cout << j.dump() << "\n";
   } else {
     std::cout << "type=" << type << "\n"
               << "sequence=" << env.sequence << "\n"
-              << "sender=" << id_hex(env.sender) << "\n"
+              << "sender=" << srup::id_text(env.sender) << "\n"
               << "token=" << to_hex(env.token) << "\n"
               << "signature=valid\n";
   }

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "cli.hpp"
+#include "pqot/srup/topics.hpp"
 #include "pqot/crypto/hash.hpp"
 #include "pqot/srup/status.hpp"
 
@@ -80,8 +81,8 @@ nlohmann::ordered_json header_json(const srup::Header& h) {
   return {{"type", std::string(srup::to_string(h.type))},
           {"suite", std::string(suite.name)},
           {"mode", kModes[static_cast<int>(h.mode) & 3]},
-          {"sender", id_hex(h.sender)},
-          {"recipient", id_hex(h.recipient)},
+          {"sender", srup::id_text(h.sender)},
+          {"recipient", srup::id_text(h.recipient)},
           {"sequence", h.sequence},
           {"timestamp_ms", h.timestamp_ms},
           {"lifetime_ms", h.lifetime_ms},
@@ -109,16 +110,16 @@ nlohmann::ordered_json body_json(const srup::Body& body) {
           },
           [](const srup::JoinRequest& b) { return nlohmann::ordered_json{{"keys", keys_json(b.keys)}}; },
           [](const srup::ObservedJoinRequest& b) {
-            return nlohmann::ordered_json{{"keys", keys_json(b.keys)}, {"observer", id_hex(b.observer)}};
+            return nlohmann::ordered_json{{"keys", keys_json(b.keys)}, {"observer", srup::id_text(b.observer)}};
           },
           [](const srup::JoinCommand& b) {
-            return nlohmann::ordered_json{{"c2", id_hex(b.c2_id)},
+            return nlohmann::ordered_json{{"c2", srup::id_text(b.c2_id)},
                                   {"suite", std::string(srup::suite_info(b.suite).name)},
                                   {"keys", keys_json(b.keys)}};
           },
           [](const srup::OneTimeCode& b) { return nlohmann::ordered_json{{"code", to_hex(b.code)}}; },
           [](const srup::ObservationRequest& b) {
-            return nlohmann::ordered_json{{"device", id_hex(b.device)}, {"code", to_hex(b.code)}};
+            return nlohmann::ordered_json{{"device", srup::id_text(b.device)}, {"code", to_hex(b.code)}};
           },
           [](const srup::Reading& b) {
             nlohmann::ordered_json channels = nlohmann::ordered_json::array();
@@ -148,7 +149,7 @@ nlohmann::ordered_json body_json(const srup::Body& body) {
           [](const srup::ReaderSet& b) {
             nlohmann::ordered_json readers = nlohmann::ordered_json::array();
             for (const auto& r : b.readers) {
-              readers.push_back({{"id", id_hex(r.id)},
+              readers.push_back({{"id", srup::id_text(r.id)},
                                  {"suite", std::string(srup::suite_info(r.suite).name)},
                                  {"kem_public", key_json(r.kem_public)}});
             }
