@@ -1,0 +1,139 @@
+// The SRUP-PQ system the integration tests drive (issue 13; docs/srup-mqtt.md): a mosquitto broker
+// with TLS and dynsec whose administrator is the C2, srup-c2 with its control socket, the `srup c2`
+// client as the operator uses it, and devices enrolled the way docs/srup-mqtt.md 4.1 says.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "child_process.hpp"
+#include "mosquitto_broker.hpp"
+#include "programs.hpp"
+#include "temp_dir.hpp"
+#include "test_pki.hpp"
+#include "wait.hpp"
+#include "pqot/pki/enrol.hpp"
+#include "pqot/srup/identity.hpp"
+#include "pqot/srup/topics.hpp"
+
+namespace pqot::test {
+
+inline constexpr std::uint64_t kC2Id = 0xc2;
+inline constexpr srup::Suite kSystemSuite = srup::Suite::ed25519_xwing;  // fast; the suite is not under test here
+
+inline void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  ASSERT_TRUE(out.flush()) << p;
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// A one-shot program run to its end.
+inline CliResult run_program(const std::string& program, std::vector<std::string> args) {
+  ChildProcess p(program, std::move(args), /*listen_any=*/false);
+  CliResult r;
+  r.exit_code = p.wait_exit(std::chrono::seconds(60)).value_or(-1);
+  r.out = p.out();
+  r.err = p.log();
+  return r;
+}
+
+inline BrokerSetup c2_admin_setup() {
+  BrokerSetup s;
+  s.admin = "c2-" + srup::id_text(kC2Id);  // the C2 is the broker's dynsec administrator
+  return s;
+}
+
+// The broker, the C2 and its operator's CLI, and devices made the way docs/srup-mqtt.md 4.1 says.
+class SrupSystem {
+ public:
+  SrupSystem() : broker_(pki_, c2_admin_setup()) {
+    const std::filesystem::path c2 = dir_.path() / "c2";
+    std::filesystem::create_directories(c2);
+    std::filesystem::permissions(c2, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+    srup::write_identity(c2, kC2Id, kSystemSuite, srup::random_seeds(kSystemSuite));
+    broker_files(c2, "c2-" + srup::id_text(kC2Id));
+    socket_ = (c2 / "control.sock").string();
+    write_text(c2 / "c2.toml",
+               "[c2]\nstate_dir = \"" + c2.string() + "\"\n"
+               "[broker]\nhost = \"localhost\"\nport = " + std::to_string(broker_.port()) +
+               "\nca = \"" + pki_.ca() + "\"\ncert = \"" + (c2 / "broker.crt").string() + "\"\nkey = \"" +
+               (c2 / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
+               "[enrolment]\nca_cert = \"" + pki_.ca() + "\"\nca_key = \"" + pki_.file("ca.key") + "\"\n"
+               "default_join = \"simple\"\n"
+               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n");
+    start_c2();
+  }
+
+  void start_c2() {
+    c2_ = std::make_unique<ChildProcess>(bin("srup-c2"), std::vector<std::string>{"--config", (dir_.path() / "c2" / "c2.toml").string()},
+                                         false);
+    EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
+        << c2_->log();
+  }
+
+  CliResult c2_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {"c2", "--socket", socket_});
+    return run_program(bin("srup"), std::move(args));
+  }
+
+  // A device's identity and broker key, enrolled through `srup c2 enrol`; its config file.
+  std::filesystem::path make_device(std::uint64_t id, const std::string& join, const std::string& extra_config = "") {
+    const std::filesystem::path d = dir_.path() / ("dev-" + srup::id_text(id));
+    std::filesystem::create_directories(d);
+    std::filesystem::permissions(d, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+    srup::write_identity(d, id, kSystemSuite, srup::random_seeds(kSystemSuite));
+    const auto kr = pki::make_key_and_request("dev-" + srup::id_text(id));
+    pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    write_text(d / "broker.csr", kr.csr_pem);
+    const CliResult r = c2_cli({"enrol", "--pub", (d / "identity.pub").string(), "--csr", (d / "broker.csr").string(),
+                                "--type", "meter", "--join", join, "--out", (d / "bundle").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    write_text(d / "device.toml",
+               "[device]\nstate_dir = \"" + d.string() + "\"\ntype = \"meter\"\n"
+               "[c2]\npublic_identity = \"" + (d / "bundle" / "c2.pub").string() + "\"\n"
+               "[broker]\nhost = \"localhost\"\nport = " + std::to_string(broker_.port()) + "\nca = \"" +
+               (d / "bundle" / "ca.crt").string() + "\"\ncert = \"" + (d / "bundle" / "broker.crt").string() +
+               "\"\nkey = \"" + (d / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
+               "[join]\nmode = \"" + join + "\"\n" +
+               "[[action]]\nid = 7\nbuiltin = \"log\"\n" + extra_config);
+    return d / "device.toml";
+  }
+
+  std::string device_state(std::uint64_t id) {
+    const CliResult r = c2_cli({"--json", "device", srup::id_text(id)});
+    if (r.exit_code != 0) return "error: " + r.err;
+    return nlohmann::json::parse(r.out).value("state", "");
+  }
+
+  ChildProcess& c2() { return *c2_; }
+  MosquittoBroker& broker() { return broker_; }
+  const TestPki& pki() const { return pki_; }
+  const std::filesystem::path& dir() const { return dir_.path(); }
+  const std::string& control_socket() const { return socket_; }
+
+ private:
+  void broker_files(const std::filesystem::path& d, const std::string& cn) {
+    const auto kr = pki::make_key_and_request(cn);
+    pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    const auto cert = pki::issue_client_certificate(pki::CaFiles::in_dir(pki_.dir()), kr.csr_pem, cn, 30);
+    write_text(d / "broker.crt", cert.pem);
+  }
+
+  TempDir dir_{"pqot-srup-system"};
+  TestPki pki_{0};
+  MosquittoBroker broker_;
+  std::string socket_;
+  std::unique_ptr<ChildProcess> c2_;
+};
+
+}  // namespace pqot::test
