@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_inspect_command(app);
   add_legacy_verify_command(app);
   add_bench_command(app);
+  add_bench_mqtt_command(app);
   add_c2_command(app);
   add_monitor_command(app);
 

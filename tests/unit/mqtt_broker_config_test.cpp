@@ -54,7 +54,8 @@ TEST(MqttBrokerConfig, RendersEverySecuritySetting) {
                            "listener 18883 127.0.0.1", "cafile /pki/ca.crt", "certfile /pki/server.crt",
                            "keyfile /pki/server.key", "tls_version tlsv1.3", "require_certificate true",
                            "use_identity_as_username true", "max_queued_messages 1000",
-                           "max_inflight_messages 20", "max_packet_size 1048576", "max_connections 1000"}) {
+                           "max_inflight_messages 20", "max_packet_size 1048576", "max_connections 1000",
+                           "set_tcp_nodelay true"}) {
     EXPECT_TRUE(broker_config_has_line(t, line)) << line << "\n" << t;
   }
   EXPECT_EQ(t.find("connection "), std::string::npos);

@@ -1,0 +1,43 @@
+// The broker `srup bench-mqtt` measures through: mosquitto 2.0 started from the project's own
+// configuration (pqot::mqtt::render_broker_config: TLS 1.3, client certificates, dynsec) in a
+// private temporary directory with a fresh PKI, on a free port of 127.0.0.1, and stopped (SIGTERM,
+// then SIGKILL) when the object goes. Never a system broker.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace pqot::srup_tool {
+
+class BenchBroker {
+ public:
+  /// Creates the directory, the PKI (a CA, the broker's certificate, one client certificate whose
+  /// CN is `client_cn`, the dynsec administrator: allowed srup/# both ways) and starts
+  /// `mosquitto_path`. Throws std::runtime_error naming what failed (the broker's log included
+  /// when it does not come up within 10 s).
+  BenchBroker(const std::string& mosquitto_path, const std::string& client_cn);
+  ~BenchBroker();
+  BenchBroker(const BenchBroker&) = delete;
+  BenchBroker& operator=(const BenchBroker&) = delete;
+
+  std::uint16_t port() const noexcept { return port_; }
+  std::string ca_file() const { return (dir_ / "ca.crt").string(); }
+  std::string client_cert() const { return (dir_ / "client.crt").string(); }
+  std::string client_key() const { return (dir_ / "client.key").string(); }
+  /// A directory for the bench's own files (state databases), removed with the broker's.
+  std::filesystem::path work_dir() const { return dir_ / "work"; }
+
+ private:
+  void start(const std::string& mosquitto_path);
+  void stop() noexcept;
+
+  std::string admin_cn_;
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace pqot::srup_tool
