@@ -17,6 +17,8 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -360,6 +362,25 @@ Figure over_rounds(const std::vector<Samples>& rounds, const std::function<doubl
   return out;
 }
 
+// A fresh directory under `base` for the journals, removed at the end.
+struct BenchScratch {
+  explicit BenchScratch(const fs::path& base) {
+    std::string pattern = (base / "srup-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("bench-mqtt: cannot create a directory in " + base.string() + ": " +
+                               std::strerror(errno));
+    }
+    path = pattern;
+  }
+  ~BenchScratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  BenchScratch(const BenchScratch&) = delete;
+  BenchScratch& operator=(const BenchScratch&) = delete;
+  fs::path path;
+};
+
 struct Result {
   std::string name, note;
   std::size_t command_bytes = 0, answer_bytes = 0;
@@ -368,22 +389,16 @@ struct Result {
 };
 
 void run_bench_mqtt(const MqttBenchOptions& o) {
-  BenchBroker broker(o.mosquitto, "c2-" + srup::id_text(kBenchC2));
-  const fs::path disk = o.disk_dir.empty() ? broker.work_dir() : fs::path(o.disk_dir);
-  std::optional<fs::path> tmpfs;
-  if (!o.tmpfs_dir.empty()) {
-    if (!fs::is_directory(o.tmpfs_dir)) throw UsageError("--tmpfs-dir " + o.tmpfs_dir + " is not a directory");
-    std::string pattern = (fs::path(o.tmpfs_dir) / "srup-bench-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("bench-mqtt: cannot create a directory in " + o.tmpfs_dir);
-    tmpfs = pattern;
+  if (!o.tmpfs_dir.empty() && !fs::is_directory(o.tmpfs_dir)) {
+    throw UsageError("--tmpfs-dir " + o.tmpfs_dir + " is not a directory");
   }
-  struct TmpfsCleanup {
-    std::optional<fs::path> dir;
-    ~TmpfsCleanup() {
-      std::error_code ec;
-      if (dir) fs::remove_all(*dir, ec);
-    }
-  } cleanup{tmpfs};
+  if (!o.disk_dir.empty() && !fs::is_directory(o.disk_dir)) {
+    throw UsageError("--disk-dir " + o.disk_dir + " is not a directory");
+  }
+  BenchBroker broker(o.mosquitto, "c2-" + srup::id_text(kBenchC2));
+  const BenchScratch disk(o.disk_dir.empty() ? broker.work_dir() : fs::path(o.disk_dir));
+  std::optional<BenchScratch> tmpfs;
+  if (!o.tmpfs_dir.empty()) tmpfs.emplace(o.tmpfs_dir);
 
   std::vector<Contender> contenders;
   contenders.push_back(plain_contender());
@@ -394,10 +409,10 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
     const std::string dir_name = "suite-" + std::to_string(static_cast<int>(suite));
     if (tmpfs) {
       contenders.push_back(srup_contender("SRUP-PQ " + label, "journal on tmpfs (no fsync cost)",
-                                          std::make_shared<SrupPair>(suite, *tmpfs / dir_name)));
+                                          std::make_shared<SrupPair>(suite, tmpfs->path / dir_name)));
     }
     contenders.push_back(srup_contender("SRUP-PQ " + label, "journal on disk (fsync)",
-                                        std::make_shared<SrupPair>(suite, disk / dir_name)));
+                                        std::make_shared<SrupPair>(suite, disk.path / dir_name)));
   }
   contenders.push_back(legacy_contender());
 

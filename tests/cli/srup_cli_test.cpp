@@ -321,4 +321,24 @@ TEST_F(SrupCli, TheOriginalsEnvelopesVerifyAndAFlippedByteDoesNot) {
   expect_usage(srup({"legacy-verify", "--pub", at("missing.pem")}, dir + "action.bin"), "--pub");
 }
 
+// bench-mqtt through its own broker: every contender answered, sizes as the envelopes make them,
+// and a round trip never shorter than its one-way part (docs/srup-tool.md, "bench-mqtt").
+TEST_F(SrupCli, BenchMqttAnswersEveryCommandOfEveryContender) {
+  const auto r = srup({"bench-mqtt", "--count", "10", "--rounds", "1", "--warmup", "0", "--tmpfs-dir", at(""),
+                       "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 8u) << r.out;
+  EXPECT_EQ(j["results"][0]["contender"], "MQTT, no envelope");
+  EXPECT_EQ(j["results"][0]["command_bytes"], 1);
+  for (const auto& row : j["results"]) {
+    SCOPED_TRACE(row.dump());
+    EXPECT_EQ(row["lost"], 0);
+    EXPECT_GT(row["one_way"]["p50"]["median"].get<double>(), 0);
+    EXPECT_GE(row["round_trip"]["p50"]["median"].get<double>(), row["one_way"]["p50"]["median"].get<double>());
+  }
+  for (std::size_t i = 1; i < 7; ++i) EXPECT_GT(j["results"][i]["command_bytes"].get<int>(), 1000) << i;
+  expect_usage(srup({"bench-mqtt", "--tmpfs-dir", at("missing")}), "--tmpfs-dir");
+}
+
 }  // namespace
