@@ -1,7 +1,8 @@
 # pqot: `make demo` and `make test` do everything on a fresh Debian 12 machine.
 JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
-FUZZ_SECONDS ?= 15
+# Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
+FUZZ_SECONDS ?= 10
 
 .PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-simulated bench-gateway test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean
