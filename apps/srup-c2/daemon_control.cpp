@@ -28,8 +28,12 @@ bool harmless(const mqtt::DynsecResult& r) {
   if (r.ok) return true;
   const bool create = r.command.rfind("create", 0) == 0 || r.command.rfind("add", 0) == 0;
   const bool remove = r.command.rfind("delete", 0) == 0 || r.command.rfind("remove", 0) == 0;
+  // mosquitto 2.0.11 answers addClientRole for a role the client has already with "Internal error"
+  // (its role list refuses the duplicate; a missing client or role is "... not found"): a device
+  // another C2 on the same broker registered before (re-homing, docs/srup-mqtt.md 4.2).
+  const bool duplicate_role = r.command == "addClientRole" && r.error == "Internal error";
   return (create && r.error.find("already") != std::string::npos) ||
-         (remove && r.error.find("not found") != std::string::npos);
+         (remove && r.error.find("not found") != std::string::npos) || duplicate_role;
 }
 
 }  // namespace
@@ -132,7 +136,7 @@ void Daemon::on_control(ControlRequest request, ControlServer::Reply reply) {
                 list.push_back({{"received_ms", x.received_ms}, {"sequence", x.seq}, {"reading", json::parse(x.reading_json, nullptr, false)}});
               }
             } else {
-              for (const Event& x : registry_->events_of(srup::id_text(r.device), r.limit)) {
+              for (const Event& x : registry_->events_of(device_username(r.device), r.limit)) {
                 list.push_back({{"at_ms", x.at_ms}, {"actor", x.actor}, {"action", x.action}, {"detail", x.detail}});
               }
             }
