@@ -9,6 +9,7 @@
 
 #include "pqot/crypto/bytes.hpp"
 #include "pqot/srup/types.hpp"
+#include "records.hpp"
 
 namespace pqot::srup_c2 {
 
@@ -287,6 +288,18 @@ const std::map<std::string, Parser, std::less<>>& parsers() {
          c.activate = f.boolean("activate", true);
          c.wait_ms = f.wait_ms();
          return c;
+       }},
+      {"join-command",
+       [](Fields& f) -> ControlRequest {
+         const std::uint64_t device = f.peer("device");
+         srup::PublicIdentity c2;
+         try {
+           c2 = decode_identity(crypto::as_bytes(f.text("c2_public_identity", kMaxPem)));
+         } catch (const std::invalid_argument& e) {
+           bad(std::string("field 'c2_public_identity': ") + e.what());
+         }
+         srup::JoinCommand j{c2.id, c2.keys.suite, {c2.keys.signature_public, c2.keys.kem_public}};
+         return command(srup::MessageType::join_command, device, j, f.wait_ms());
        }},
       {"terminate",
        [](Fields& f) -> ControlRequest {

@@ -178,6 +178,10 @@ void Daemon::on_device_leaves(const Device& d, const srup::Inbound& in) {
   if (in.header.type == srup::MessageType::resign_request) {
     registry_->set_state(d.id, DeviceState::resigned, now_ms(), "device");
     reply_to_device(d.id, in.header, static_cast<std::uint8_t>(srup::Status::resign_success), "");
+    // It runs nothing more: what was still pending for it is cancelled, not retried for an hour.
+    for (const OutboxEntry& e : registry_->outbox_list(d.id, OutboxState::pending, kMaxListLimit)) {
+      registry_->outbox_cancel(e.row, now_ms());
+    }
     telemetry_peers_.erase(d.id);  // its keys stay with the endpoint: a retried request is answered again
     spdlog::info("device {} resigned", srup::id_text(d.id));
     return;

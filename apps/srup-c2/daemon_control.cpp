@@ -28,8 +28,12 @@ bool harmless(const mqtt::DynsecResult& r) {
   if (r.ok) return true;
   const bool create = r.command.rfind("create", 0) == 0 || r.command.rfind("add", 0) == 0;
   const bool remove = r.command.rfind("delete", 0) == 0 || r.command.rfind("remove", 0) == 0;
+  // mosquitto 2.0.11 answers addClientRole for a role the client has already with "Internal error"
+  // (its role list refuses the duplicate; a missing client or role is "... not found"): a device
+  // another C2 on the same broker registered before (re-homing, docs/srup-mqtt.md 4.2).
+  const bool duplicate_role = r.command == "addClientRole" && r.error == "Internal error";
   return (create && r.error.find("already") != std::string::npos) ||
-         (remove && r.error.find("not found") != std::string::npos);
+         (remove && r.error.find("not found") != std::string::npos) || duplicate_role;
 }
 
 }  // namespace
@@ -132,7 +136,7 @@ void Daemon::on_control(ControlRequest request, ControlServer::Reply reply) {
                 list.push_back({{"received_ms", x.received_ms}, {"sequence", x.seq}, {"reading", json::parse(x.reading_json, nullptr, false)}});
               }
             } else {
-              for (const Event& x : registry_->events_of(srup::id_text(r.device), r.limit)) {
+              for (const Event& x : registry_->events_of(device_username(r.device), r.limit)) {
                 list.push_back({{"at_ms", x.at_ms}, {"actor", x.actor}, {"action", x.action}, {"detail", x.detail}});
               }
             }
@@ -190,6 +194,33 @@ void Daemon::control_command(const SendCommand& r, const ControlServer::Reply& r
         registry_->set_state(device, DeviceState::resigned, now_ms(), "terminate");
         telemetry_peers_.erase(device);
       }
+    };
+  }
+  if (r.type == srup::MessageType::join_command) {
+    // Re-homing (docs/srup-mqtt.md 4.2): on the device's 0x50 it belongs to the new C2; here it is
+    // resigned (it obeys us no more), and what we still had pending for it is cancelled.
+    const auto& j = std::get<srup::JoinCommand>(r.body);
+    if (j.c2_id == identity_.self.id) {
+      return reply(format_error(ControlErrorCode::bad_request, "the new C2 is this C2"));
+    }
+    if (j.suite != d->identity.keys.suite) {
+      return reply(format_error(ControlErrorCode::bad_request,
+                                "the new C2's suite differs from the device's: sealed messages need one suite"));
+    }
+    const std::uint64_t device = r.device;
+    const std::uint64_t next = j.c2_id;
+    then = [this, device, next](const OutboxEntry& e) {
+      if (e.status != static_cast<std::uint8_t>(srup::Status::join_success)) return;
+      try {
+        for (const OutboxEntry& p : registry_->outbox_list(device, OutboxState::pending, kMaxListLimit)) {
+          registry_->outbox_cancel(p.row, now_ms());
+        }
+        registry_->set_state(device, DeviceState::resigned, now_ms(), "join-command c2-" + srup::id_text(next));
+      } catch (const std::exception& ex) {
+        spdlog::error("re-homing {}: {}", srup::id_text(device), ex.what());
+      }
+      telemetry_peers_.erase(device);
+      spdlog::info("device {} re-homed to C2 {}", srup::id_text(device), srup::id_text(next));
     };
   }
   send_command(r.device, r.type, r.body, r.wait_ms, reply, std::move(then), {});

@@ -82,10 +82,27 @@ void Daemon::on_join_request(const Device& d, const srup::Inbound& in) {
         crypto::random_bytes(code.code);
         join.observer = observer;
         joins_[d.id] = join;
-        send_command(d.id, srup::MessageType::observed_join_response, code, 0, nullptr, nullptr, {});
+        // The observer is asked once the device has shown the code (its 0x50 to the Observed Join
+        // Response): before that there is nothing to observe.
         const std::uint64_t joining = d.id;
-        send_command(observer, srup::MessageType::observation_request, srup::ObservationRequest{d.id, code.code}, 0,
-                     nullptr, [this, joining](const OutboxEntry& e) { on_observation_answer(joining, e); }, {});
+        const crypto::Bytes join_token = h.token;
+        send_command(d.id, srup::MessageType::observed_join_response, code, 0, nullptr,
+                     [this, joining, observer, join_token, code](const OutboxEntry& e) {
+                       const auto it = joins_.find(joining);
+                       if (it == joins_.end() || it->second.token != join_token) return;  // that join ended
+                       if (e.status != kJoinSuccess) {
+                         return finish_join(joining, kJoinFailed, "the device could not show the code");
+                       }
+                       try {
+                         send_command(observer, srup::MessageType::observation_request,
+                                      srup::ObservationRequest{joining, code.code}, 0, nullptr,
+                                      [this, joining](const OutboxEntry& a) { on_observation_answer(joining, a); }, {});
+                       } catch (const std::exception& ex) {
+                         spdlog::error("observation request to {}: {}", srup::id_text(observer), ex.what());
+                         finish_join(joining, kJoinFailed, "the C2 could not ask the observer");
+                       }
+                     },
+                     {});
         return;
       }
     }

@@ -37,10 +37,11 @@ Agent::Agent(DeviceConfig config)
     : config_(std::move(config)),
       identity_(load_or_explain("the device identity from " + config_.device.state_dir,
                                 [&] { return srup::load_identity(config_.device.state_dir); })),
-      c2_(load_or_explain("the C2's public identity " + config_.c2.public_identity,
-                          [&] { return srup::load_public_identity(config_.c2.public_identity); })),
+      c2_(load_c2(config_)),
       join_timer_(io_),
       telemetry_timer_(io_),
+      observe_timer_(io_),
+      leave_deadline_(io_),
       signals_(io_),
       interval_ms_(config_.telemetry.interval_ms),
       started_ms_(common::unix_time_ms()) {
@@ -88,6 +89,17 @@ Agent::~Agent() {
 std::uint64_t Agent::now_ms() const { return common::unix_time_ms(); }
 
 void Agent::run() {
+  start_mqtt();
+  spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
+               membership_name());
+  if (config_.telemetry.enabled) telemetry_tick();
+  io_.run();
+  mqtt_->stop();
+  state_->flush();
+  spdlog::info("srup-device stopped");
+}
+
+void Agent::start_mqtt() {
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
   signals_.async_wait([this](std::error_code ec, int) {
@@ -109,19 +121,16 @@ void Agent::run() {
       // without a session for us would drop it.
       if (!subscribed_) {
         subscribed_ = true;
-        if (membership_ == Membership::unjoined || membership_ == Membership::joining) send_join_request();
+        if (leaving_) {
+          send_leave_request();
+        } else if (membership_ == Membership::unjoined || membership_ == Membership::joining) {
+          send_join_request();
+        }
       }
     });
   });
   mqtt_->subscribe(srup::topic_to_device(identity_.self.id));
   mqtt_->start();
-  spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
-               membership_name());
-  if (config_.telemetry.enabled) telemetry_tick();
-  io_.run();
-  mqtt_->stop();
-  state_->flush();
-  spdlog::info("srup-device stopped");
 }
 
 void Agent::stop() {
@@ -130,6 +139,8 @@ void Agent::stop() {
     stopping_ = true;
     join_timer_.cancel();
     telemetry_timer_.cancel();
+    observe_timer_.cancel();
+    leave_deadline_.cancel();
     signals_.cancel();
     io_.stop();
   });
@@ -168,9 +179,12 @@ void Agent::on_message(const std::string& topic, const crypto::Bytes& payload) {
     case srup::Inbound::Kind::in_progress:
       return;
     case srup::Inbound::Kind::message:
+      if (in.header.type == srup::MessageType::response && leaving_) return on_leave_answer(in);
       if (in.header.type == srup::MessageType::response) return on_join_answer(in);
       return refuse("BAD_REQUEST", std::string(srup::to_string(in.header.type)) + " is not sent to a device");
     case srup::Inbound::Kind::execute:
+      // While it leaves its C2 (srup-device --resign) the device runs nothing: the C2 hears why.
+      if (leaving_) return answer(in.header, srup::Status::action_failed, "the device is leaving its C2");
       return execute(in);
   }
 }
@@ -254,7 +268,7 @@ void Agent::execute(const srup::Inbound& in) {
       show_code(std::get<srup::OneTimeCode>(in.body).code);
       return answer(h, srup::Status::join_success, "code shown");
     case T::observation_request:
-      return answer(h, observe(std::get<srup::ObservationRequest>(in.body)), "");
+      return observe(h, std::get<srup::ObservationRequest>(in.body));
     case T::reader_set:
       return on_reader_set(in);
     case T::terminate_command:
@@ -264,7 +278,7 @@ void Agent::execute(const srup::Inbound& in) {
       answer(h, srup::Status::deregister_success, "deregistered");
       return set_membership(Membership::left);
     case T::join_command:
-      return answer(h, srup::Status::join_failed, "re-homing to another C2 is not supported by this agent");
+      return on_join_command(h, std::get<srup::JoinCommand>(in.body));
     default:
       return answer(h, srup::Status::bad_request, std::string(srup::to_string(h.type)) + " is not a device command");
   }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "action_runner.hpp"
 #include "config.hpp"
@@ -37,12 +38,19 @@ class Agent {
 
   /// Runs until stop() (SIGTERM/SIGINT).
   void run();
+  /// Instead of run(), once (srup-device --resign / --deregister, docs/srup-device.md): sends
+  /// `request` (Resign Request or Deregister Request) to the C2, again with backoff until the C2
+  /// answers or `wait` passes; on the C2's 0x70 / 0x80 the membership becomes "left". Runs no
+  /// command and no telemetry. Returns 0 when the C2 confirmed, 1 when it refused or did not
+  /// answer in time, 2 when this device has not joined its C2 (nothing to leave).
+  int leave(srup::MessageType request, std::chrono::milliseconds wait);
   /// From any thread.
   void stop();
 
  private:
   enum class Membership { unjoined, joining, joined, refused, left };
 
+  void start_mqtt();
   void on_connection(const mqtt::ConnectionEvent& e);
   void on_message(const std::string& topic, const crypto::Bytes& payload);
   void execute(const srup::Inbound& in);
@@ -55,11 +63,20 @@ class Agent {
   void send_join_request();
   void on_join_answer(const srup::Inbound& in);
   void show_code(const srup::OneTimeCodeBytes& code);
-  srup::Status observe(const srup::ObservationRequest& r);
+  void observe(const srup::Header& h, const srup::ObservationRequest& r);
+  std::optional<srup::Status> observed(const srup::ObservationRequest& r) const;
+  void poll_observations();
+  void on_join_command(const srup::Header& h, const srup::JoinCommand& j);
+  static std::filesystem::path current_c2_file(const DeviceConfig& c);
+  static srup::PublicIdentity load_c2(const DeviceConfig& c);
   void set_membership(Membership m);
   std::filesystem::path membership_file() const;
   Membership load_membership() const;
   const char* membership_name() const;
+
+  // leaving: resign and deregister requests (agent_leave.cpp)
+  void send_leave_request();
+  void on_leave_answer(const srup::Inbound& in);
 
   // telemetry (agent_telemetry.cpp)
   void on_reader_set(const srup::Inbound& in);
@@ -87,10 +104,22 @@ class Agent {
   std::unique_ptr<srup::TelemetrySender> telemetry_;
   asio::steady_timer join_timer_;
   asio::steady_timer telemetry_timer_;
+  asio::steady_timer observe_timer_;
+  asio::steady_timer leave_deadline_;
   asio::signal_set signals_;
   Membership membership_ = Membership::unjoined;
   crypto::Bytes join_token_;
   std::chrono::milliseconds join_backoff_{5000};
+  /// An Observation Request waiting for its observation (docs/srup-mqtt.md 4.2).
+  struct PendingObservation {
+    srup::Header header;
+    srup::ObservationRequest request;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<PendingObservation> observations_;
+  std::optional<srup::MessageType> leaving_;  ///< set by leave(): the request it sends
+  crypto::Bytes leave_token_;
+  int leave_result_ = 1;
   std::uint32_t interval_ms_;
   std::uint64_t started_ms_;
   common::LogLimiter log_limiter_;

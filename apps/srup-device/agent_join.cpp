@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kJoinBackoffMax{300'000};
 constexpr std::size_t kMaxCodeFile = 256;
+/// Observation Requests waiting for their observation at once; more are answered 0x6F.
+constexpr std::size_t kMaxObservations = 16;
+constexpr std::chrono::milliseconds kObservePoll{100};
 
 // Replaces `path` with `text` (mode 0600) atomically and durably: a temporary file, fsync, rename,
 // then the directory.
@@ -161,16 +164,111 @@ void Agent::show_code(const srup::OneTimeCodeBytes& code) {
   }
 }
 
-srup::Status Agent::observe(const srup::ObservationRequest& r) {
-  if (config_.join.observe_dir.empty()) return srup::Status::observed_join_failed;
+// The code observed for the device, if any: `observe_dir/<device-id>` (an empty file is one still
+// being written). An observation is used once: the file is removed when it has been judged.
+std::optional<srup::Status> Agent::observed(const srup::ObservationRequest& r) const {
   const std::filesystem::path file = std::filesystem::path(config_.join.observe_dir) / srup::id_text(r.device);
-  std::ifstream in(file);
-  if (!in) return srup::Status::observed_join_failed;  // nothing observed for that device
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
   std::string seen(kMaxCodeFile, '\0');
   in.read(seen.data(), static_cast<std::streamsize>(seen.size()));
   seen.resize(static_cast<std::size_t>(in.gcount()));
+  in.close();
+  if (seen.empty()) return std::nullopt;
   while (!seen.empty() && (seen.back() == '\n' || seen.back() == '\r')) seen.pop_back();
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
   return seen == code_text(r.code) ? srup::Status::observed_join_valid : srup::Status::observed_join_invalid;
+}
+
+void Agent::observe(const srup::Header& h, const srup::ObservationRequest& r) {
+  if (config_.join.observe_dir.empty()) return answer(h, srup::Status::observed_join_failed, "this device observes nothing");
+  if (const auto verdict = observed(r)) {
+    spdlog::info("observation of device {}: {}", srup::id_text(r.device), srup::status_name(static_cast<std::uint8_t>(*verdict)));
+    return answer(h, *verdict, "");
+  }
+  if (observations_.size() >= kMaxObservations) {
+    return answer(h, srup::Status::observed_join_failed, "too many observations at once");
+  }
+  spdlog::info("observing device {}: waiting up to {} ms for its code in {}", srup::id_text(r.device),
+               config_.join.observe_wait_ms, config_.join.observe_dir);
+  observations_.push_back({h, r, std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.join.observe_wait_ms)});
+  if (observations_.size() == 1) poll_observations();
+}
+
+void Agent::poll_observations() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = observations_.begin(); it != observations_.end();) {
+    auto verdict = observed(it->request);
+    if (!verdict && now >= it->deadline) verdict = srup::Status::observed_join_failed;
+    if (!verdict) {
+      ++it;
+      continue;
+    }
+    spdlog::info("observation of device {}: {}", srup::id_text(it->request.device),
+                 srup::status_name(static_cast<std::uint8_t>(*verdict)));
+    const srup::Header h = it->header;
+    it = observations_.erase(it);
+    answer(h, *verdict, *verdict == srup::Status::observed_join_failed ? "nothing observed in time" : "");
+  }
+  if (observations_.empty() || stopping_) return;
+  observe_timer_.expires_after(kObservePoll);
+  observe_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) poll_observations();
+  });
+}
+
+std::filesystem::path Agent::current_c2_file(const DeviceConfig& c) {
+  return std::filesystem::path(c.device.state_dir) / "current-c2.pub";
+}
+
+// The C2 this device obeys: the one a Join Command named (STATE_DIR/current-c2.pub), else the
+// configured one.
+srup::PublicIdentity Agent::load_c2(const DeviceConfig& c) {
+  const std::filesystem::path rehomed = current_c2_file(c);
+  const std::filesystem::path file = std::filesystem::exists(rehomed) ? rehomed : std::filesystem::path(c.c2.public_identity);
+  try {
+    return srup::load_public_identity(file);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot load the C2's public identity " + file.string() + ": " + e.what());
+  }
+}
+
+// Join Command (docs/srup-mqtt.md 4.2): only the current C2 can send it (nobody else is enrolled).
+// The new C2 is stored durably first, then the old C2 hears 0x50, then the device joins the new one
+// with its configured join mode.
+void Agent::on_join_command(const srup::Header& h, const srup::JoinCommand& j) {
+  if (j.suite != identity_.self.suite) {
+    return answer(h, srup::Status::join_refused, "the new C2's suite differs from this device's");
+  }
+  if (j.c2_id == c2_.id) return answer(h, srup::Status::join_refused, "that C2 is this device's C2 already");
+  if (j.c2_id == identity_.self.id) return answer(h, srup::Status::join_refused, "that ID is this device's own");
+  srup::PublicIdentity next;
+  std::string text;
+  try {
+    text = srup::encode_public_identity(srup::PublicIdentity{j.c2_id, {j.suite, j.keys.signature_public, j.keys.kem_public}});
+    next = srup::decode_public_identity(crypto::as_bytes(text));  // the keys checked as at start
+  } catch (const std::exception& e) {
+    return answer(h, srup::Status::join_refused, std::string("the new C2's keys: ") + e.what());
+  }
+  try {
+    replace_file(current_c2_file(config_), text);
+  } catch (const std::exception& e) {
+    spdlog::error("Join Command: {}", e.what());
+    return answer(h, srup::Status::join_failed, "cannot store the new C2");
+  }
+  const std::uint64_t old = c2_.id;
+  answer(h, srup::Status::join_success, "re-homed to c2-" + srup::id_text(next.id));
+  endpoint_->remove(old);
+  c2_ = next;
+  endpoint_->enrol(c2_.id, c2_.keys);
+  telemetry_.reset();
+  join_timer_.cancel();
+  join_token_.clear();
+  join_backoff_ = std::chrono::milliseconds(5000);
+  spdlog::warn("re-homed: this device's C2 is now {} (was {}); joining it", srup::id_text(c2_.id), srup::id_text(old));
+  set_membership(Membership::unjoined);
+  send_join_request();
 }
 
 }  // namespace pqot::srup_device

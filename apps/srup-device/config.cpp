@@ -84,7 +84,7 @@ std::uint64_t peer_id_of(const Reader& r, const toml::node& n, const std::string
 }
 
 void parse_join(const Reader& r, const toml::table& t, DeviceConfig& c) {
-  r.only_keys(t, "[join]", {"mode", "observer", "code_file", "observe_dir"});
+  r.only_keys(t, "[join]", {"mode", "observer", "code_file", "observe_dir", "observe_wait_ms"});
   if (const auto* v = t.get("mode")) {
     const std::string s = r.string_of(*v, "join.mode");
     if (s == "simple") c.join.mode = JoinMode::simple;
@@ -100,6 +100,8 @@ void parse_join(const Reader& r, const toml::table& t, DeviceConfig& c) {
   }
   if (const auto* v = t.get("code_file")) c.join.code_file = r.path_of(*v, "join.code_file");
   if (const auto* v = t.get("observe_dir")) c.join.observe_dir = r.path_of(*v, "join.observe_dir");
+  if (const auto* v = t.get("observe_wait_ms"))
+    c.join.observe_wait_ms = static_cast<std::uint32_t>(r.int_of(*v, "join.observe_wait_ms", 0, 3'600'000));
 }
 
 std::vector<std::string> env_of(const Reader& r, const toml::node& n, const std::string& what) {

@@ -52,6 +52,9 @@ struct JoinSection {
   /// per device named by its 16 hex digits (a camera's or a person's reading, docs/srup-mqtt.md
   /// 4.2). Empty: it observes nothing (Observation Requests are answered 0x6F).
   std::string observe_dir;
+  /// How long an Observation Request waits for its observation to appear in observe_dir before it
+  /// is answered 0x6F (nothing observed).
+  std::uint32_t observe_wait_ms = 60'000;
 };
 
 /// One [[action]]: a program (run without a shell) or a built-in handler.

@@ -265,7 +265,7 @@ void add_c2_command(CLI::App& app) {
 
   // Commands to a device: they share --wait and the printing of the outcome.
   struct CommandArgs {
-    std::string device, action, arg, arg_type = "string", data_id, value, value_type = "string", url, sha256;
+    std::string device, action, arg, arg_type = "string", data_id, value, value_type = "string", url, sha256, c2_pub;
     bool has_arg = false, no_activate = false;
     double wait = 0;
   };
@@ -326,6 +326,14 @@ void add_c2_command(CLI::App& app) {
       },
       [](const CommandArgs& a) {
         return json{{"cmd", "update"}, {"url", a.url}, {"sha256", a.sha256}, {"activate", !a.no_activate}};
+      });
+  add_device_command(
+      "join-command", "Re-home a device: it leaves this C2 and joins the C2 of --c2-pub (enrol it there first)",
+      [](CLI::App* cmd, CommandArgs& a) {
+        cmd->add_option("--c2-pub", a.c2_pub, "The new C2's identity.pub")->required();
+      },
+      [](const CommandArgs& a) {
+        return json{{"cmd", "join-command"}, {"c2_public_identity", read_small_file(a.c2_pub, "--c2-pub")}};
       });
   add_device_command(
       "terminate", "Send a Terminate Command: the device leaves this C2", [](CLI::App*, CommandArgs&) {},

@@ -13,6 +13,7 @@
 
 #include "child_process.hpp"
 #include "mosquitto_broker.hpp"
+#include "mqtt_peer.hpp"
 #include "programs.hpp"
 #include "temp_dir.hpp"
 #include "test_pki.hpp"
@@ -88,6 +89,14 @@ class SrupSystem {
 
   // A device's identity and broker key, enrolled through `srup c2 enrol`; its config file.
   std::filesystem::path make_device(std::uint64_t id, const std::string& join, const std::string& extra_config = "") {
+    return make_device_with(id, join, {}, "", extra_config);
+  }
+
+  // make_device with `enrol_args` added to `srup c2 enrol` (e.g. {"--observer", ID}) and
+  // `join_config` lines added to the device's [join] section (e.g. "observe_dir = ...\n").
+  std::filesystem::path make_device_with(std::uint64_t id, const std::string& join,
+                                         const std::vector<std::string>& enrol_args, const std::string& join_config,
+                                         const std::string& extra_config = "") {
     const std::filesystem::path d = dir_.path() / ("dev-" + srup::id_text(id));
     std::filesystem::create_directories(d);
     std::filesystem::permissions(d, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -95,8 +104,10 @@ class SrupSystem {
     const auto kr = pki::make_key_and_request("dev-" + srup::id_text(id));
     pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
     write_text(d / "broker.csr", kr.csr_pem);
-    const CliResult r = c2_cli({"enrol", "--pub", (d / "identity.pub").string(), "--csr", (d / "broker.csr").string(),
-                                "--type", "meter", "--join", join, "--out", (d / "bundle").string()});
+    std::vector<std::string> enrol = {"enrol", "--pub", (d / "identity.pub").string(), "--csr", (d / "broker.csr").string(),
+                                      "--type", "meter", "--join", join, "--out", (d / "bundle").string()};
+    for (const std::string& a : enrol_args) enrol.push_back(a);
+    const CliResult r = c2_cli(std::move(enrol));
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
     write_text(d / "device.toml",
                "[device]\nstate_dir = \"" + d.string() + "\"\ntype = \"meter\"\n"
@@ -104,7 +115,7 @@ class SrupSystem {
                "[broker]\nhost = \"localhost\"\nport = " + std::to_string(broker_.port()) + "\nca = \"" +
                (d / "bundle" / "ca.crt").string() + "\"\ncert = \"" + (d / "bundle" / "broker.crt").string() +
                "\"\nkey = \"" + (d / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
-               "[join]\nmode = \"" + join + "\"\n" +
+               "[join]\nmode = \"" + join + "\"\n" + join_config +
                "[[action]]\nid = 7\nbuiltin = \"log\"\n" + extra_config);
     return d / "device.toml";
   }
@@ -132,6 +143,75 @@ class SrupSystem {
   TempDir dir_{"pqot-srup-system"};
   TestPki pki_{0};
   MosquittoBroker broker_;
+  std::string socket_;
+  std::unique_ptr<ChildProcess> c2_;
+};
+
+}  // namespace pqot::test
+
+namespace pqot::test {
+
+// Another C2 on the same broker (re-homing, docs/srup-mqtt.md 4.2): its own identity, state
+// directory, control socket and broker certificate, registered at the broker through the first
+// C2's certificate with the rights the first C2 has (srup/# and the dynsec administration).
+class SecondC2 {
+ public:
+  SecondC2(SrupSystem& sys, std::uint64_t id) : id_(id), dir_(sys.dir() / ("c2-" + srup::id_text(id))) {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
+    srup::write_identity(dir_, id, kSystemSuite, srup::random_seeds(kSystemSuite));
+    const std::string cn = "c2-" + srup::id_text(id);
+    const auto kr = pki::make_key_and_request(cn);
+    pki::write_new_file(dir_ / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    write_text(dir_ / "broker.crt",
+               pki::issue_client_certificate(pki::CaFiles::in_dir(sys.pki().dir()), kr.csr_pem, cn, 30).pem);
+    mqtt::ClientOptions admin_options = sys.broker().client_options("c2-" + srup::id_text(kC2Id) + "-fixture", "");
+    admin_options.tls.cert_file = (sys.dir() / "c2" / "broker.crt").string();
+    admin_options.tls.key_file = (sys.dir() / "c2" / "broker.key").string();
+    MqttPeer admin(admin_options, true);
+    admin.start();
+    EXPECT_TRUE(admin.wait_connects());
+    std::vector<mqtt::dynsec::Acl> acls = all_srup_acls();
+    for (const auto type : {mqtt::dynsec::AclType::publish_client_send, mqtt::dynsec::AclType::publish_client_receive,
+                            mqtt::dynsec::AclType::subscribe_pattern}) {
+      acls.push_back({type, "$CONTROL/dynamic-security/#", true, 0});
+    }
+    EXPECT_EQ(register_identity(admin, cn, acls), "");
+    socket_ = (dir_ / "control.sock").string();
+    write_text(dir_ / "c2.toml",
+               "[c2]\nstate_dir = \"" + dir_.string() + "\"\n"
+               "[broker]\nhost = \"localhost\"\nport = " + std::to_string(sys.broker().port()) +
+               "\nca = \"" + sys.pki().ca() + "\"\ncert = \"" + (dir_ / "broker.crt").string() + "\"\nkey = \"" +
+               (dir_ / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
+               "[enrolment]\nca_cert = \"" + sys.pki().ca() + "\"\nca_key = \"" + sys.pki().file("ca.key") + "\"\n"
+               "default_join = \"simple\"\n"
+               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n");
+    c2_ = std::make_unique<ChildProcess>(bin("srup-c2"), std::vector<std::string>{"--config", (dir_ / "c2.toml").string()},
+                                         false);
+    EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
+        << c2_->log();
+  }
+
+  CliResult cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {"c2", "--socket", socket_});
+    return run_program(bin("srup"), std::move(args));
+  }
+
+  std::string device_state(std::uint64_t device) {
+    const CliResult r = cli({"--json", "device", srup::id_text(device)});
+    if (r.exit_code != 0) return "error: " + r.err;
+    return nlohmann::json::parse(r.out).value("state", "");
+  }
+
+  std::uint64_t id() const { return id_; }
+  /// Its identity.pub: what `srup c2 join-command --c2-pub` names.
+  std::filesystem::path public_identity() const { return dir_ / "identity.pub"; }
+  ChildProcess& c2() { return *c2_; }
+
+ private:
+  std::uint64_t id_;
+  std::filesystem::path dir_;
   std::string socket_;
   std::unique_ptr<ChildProcess> c2_;
 };
