@@ -80,6 +80,17 @@ class SrupSystem {
                                          false);
     EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
         << c2_->log();
+    // Enrolment drives the broker's dynsec plugin: a command sent before the C2's first CONNACK
+    // (and its SUBSCRIBE to the plugin's responses) can lose its answer and time out.
+    EXPECT_TRUE(eventually([&] { return broker_connected(); }, kPatience * 3)) << c2_->out();
+  }
+
+  /// The C2 says (status) that it is connected to the broker.
+  bool broker_connected() {
+    const CliResult r = c2_cli({"--json", "status"});
+    if (r.exit_code != 0) return false;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() && j.contains("broker") && j["broker"].value("connected", false);
   }
 
   CliResult c2_cli(std::vector<std::string> args) {
