@@ -145,7 +145,7 @@ void parse_limits(const Reader& r, const toml::table& t, C2Config& c) {
 }
 
 void parse_control(const Reader& r, const toml::table& t, C2Config& c, std::optional<toml::source_region>& socket_at) {
-  r.only_keys(t, "control", {"socket", "max_clients", "request_max_bytes"});
+  r.only_keys(t, "control", {"socket", "max_clients", "request_max_bytes", "idle_timeout_ms"});
   with(t, "socket", [&](const toml::node& v) {
     c.control.socket = r.path_of(v, "control.socket");
     socket_at = v.source();
@@ -153,6 +153,9 @@ void parse_control(const Reader& r, const toml::table& t, C2Config& c, std::opti
   with(t, "max_clients", [&](const toml::node& v) { c.control.max_clients = static_cast<std::size_t>(r.int_of(v, "control.max_clients", 1, 64)); });
   with(t, "request_max_bytes", [&](const toml::node& v) {
     c.control.request_max_bytes = static_cast<std::size_t>(r.int_of(v, "control.request_max_bytes", 1024, 1 << 20));
+  });
+  with(t, "idle_timeout_ms", [&](const toml::node& v) {
+    c.control.idle_timeout = std::chrono::milliseconds(r.int_of(v, "control.idle_timeout_ms", 1000, 3'600'000));
   });
 }
 

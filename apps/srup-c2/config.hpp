@@ -73,6 +73,7 @@ struct C2Config {
     std::filesystem::path socket;  ///< default state_dir/control.sock
     std::size_t max_clients = 8;
     std::size_t request_max_bytes = 65'536;
+    std::chrono::milliseconds idle_timeout{60'000};
   } control;
   struct Metrics {
     std::optional<common::HostPort> listen;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
 namespace pqot::srup_c2 {
 
 namespace fs = std::filesystem;
@@ -42,7 +44,12 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
   void arm_idle_timer() {
     timer_.expires_after(server_.options_.idle_timeout);
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
-      if (!ec) self->close();  // idle (or a request waiting longer than the limit allows)
+      if (ec || !*self->alive_) return;
+      // idle, a request line still incomplete, or an answer the client does not read
+      ++self->server_.stats_.timed_out;
+      self->server_.note("closed a connection idle for " + std::to_string(self->server_.options_.idle_timeout.count()) +
+                         " ms");
+      self->close();
     });
   }
 
@@ -57,6 +64,9 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
     if (!*alive_) return;
     if (ec == asio::error::not_found) {  // the line outgrew request_max_bytes
       ++server_.stats_.bad_requests;
+      ++server_.stats_.too_long;
+      server_.note("closed a connection whose request is longer than " +
+                   std::to_string(server_.options_.request_max_bytes) + " bytes");
       write_and_close(format_error(ControlErrorCode::bad_request,
                                    "request longer than " + std::to_string(server_.options_.request_max_bytes) + " bytes"));
       return;
@@ -73,6 +83,7 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
       request = parse_control_request(line);
     } catch (const ControlError& e) {
       ++server_.stats_.bad_requests;
+      server_.note(std::string("bad request: ") + e.what());
       write(format_error(e.code(), e.what()));
       return;
     }
@@ -88,6 +99,7 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
 
   void write(std::string answer) {
     auto text = std::make_shared<std::string>(std::move(answer));
+    arm_idle_timer();  // a client that never reads its answers must not hold the slot for good
     asio::async_write(socket_, asio::buffer(*text),
                       [self = shared_from_this(), text](std::error_code ec, std::size_t) {
                         if (ec || !*self->alive_) {
@@ -101,6 +113,7 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
 
   void write_and_close(std::string answer) {
     auto text = std::make_shared<std::string>(std::move(answer));
+    arm_idle_timer();
     asio::async_write(socket_, asio::buffer(*text),
                       [self = shared_from_this(), text](std::error_code, std::size_t) { self->close(); });
   }
@@ -181,6 +194,13 @@ void ControlServer::stop() {
   connections_.clear();
 }
 
+void ControlServer::note(const std::string& what) {
+  if (const auto permit = log_limiter_.allow(); permit.log) {
+    spdlog::warn("control socket: {}{}", what,
+                 permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed) : std::string());
+  }
+}
+
 void ControlServer::accept_next() {
   acceptor_.async_accept([this, alive = alive_](std::error_code ec, stream_protocol::socket socket) {
     if (!*alive) return;
@@ -194,9 +214,12 @@ void ControlServer::accept_next() {
     std::error_code ignored;
     if (!known || (peer.uid != ::geteuid() && peer.uid != 0)) {
       ++stats_.refused_peer;  // the file mode already keeps others out; this is the second fence
+      note(known ? "refused a connection from uid " + std::to_string(peer.uid) + " (not the daemon's user or root)"
+                 : std::string("refused a connection whose peer credentials are unknown"));
       socket.close(ignored);
     } else if (clients_ >= options_.max_clients) {
       ++stats_.refused_full;
+      note("refused a connection: " + std::to_string(options_.max_clients) + " clients connected (max_clients)");
       const std::string busy = format_error(ControlErrorCode::busy, "too many control clients; try again");
       asio::write(socket, asio::buffer(busy), ignored);  // small, and the socket buffer is empty
       socket.close(ignored);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "control_protocol.hpp"
+#include "pqot/common/log_limiter.hpp"
 
 namespace pqot::srup_c2 {
 
@@ -22,6 +23,9 @@ struct ControlServerOptions {
   std::filesystem::path socket;
   std::size_t max_clients = 8;
   std::size_t request_max_bytes = 64 * 1024;  ///< 1 KiB .. kMaxRequestLine
+  /// A connection is closed when it has not completed a request line, or has not taken its
+  /// answer, this long after its previous answer (or its start): idle clients, slow writers and
+  /// clients that never read cannot hold a slot for longer.
   std::chrono::milliseconds idle_timeout{60'000};
 };
 
@@ -31,6 +35,8 @@ struct ControlServerStats {
   std::uint64_t refused_full = 0;  ///< over max_clients, closed at once
   std::uint64_t requests = 0;
   std::uint64_t bad_requests = 0;  ///< lines that did not parse, or were too long
+  std::uint64_t too_long = 0;      ///< of those, lines over request_max_bytes (then closed)
+  std::uint64_t timed_out = 0;     ///< closed by idle_timeout
 };
 
 class ControlServer {
@@ -58,6 +64,8 @@ class ControlServer {
  private:
   class Connection;
   void accept_next();
+  /// A refusal or a closed connection, logged at most 10 times per 10 s (every one is counted).
+  void note(const std::string& what);
 
   asio::io_context& io_;
   ControlServerOptions options_;
@@ -67,6 +75,7 @@ class ControlServer {
   ControlServerStats stats_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::vector<std::weak_ptr<Connection>> connections_;
+  common::LogLimiter log_limiter_;
 };
 
 }  // namespace pqot::srup_c2

@@ -74,6 +74,7 @@ Daemon::Daemon(C2Config config)
   co.socket = config_.control.socket;
   co.max_clients = config_.control.max_clients;
   co.request_max_bytes = config_.control.request_max_bytes;
+  co.idle_timeout = config_.control.idle_timeout;
   control_ = std::make_unique<ControlServer>(io_, co, [this](ControlRequest r, ControlServer::Reply reply) {
     on_control(std::move(r), std::move(reply));
   });

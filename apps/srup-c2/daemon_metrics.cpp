@@ -50,6 +50,22 @@ std::string Daemon::metrics_page() {
   w.sample("srup_c2_overload_drops_total", {}, overloaded_.load());
   w.family("srup_c2_broker_connected", "1 while connected to the broker.", MetricType::gauge);
   w.sample("srup_c2_broker_connected", {}, static_cast<std::uint64_t>(connected_.load() ? 1 : 0));
+  const ControlServerStats cs = control_->stats();
+  w.family("srup_c2_control_clients", "Control socket connections open (at most [control] max_clients).",
+           MetricType::gauge);
+  w.sample("srup_c2_control_clients", {}, static_cast<std::uint64_t>(control_->clients()));
+  w.family("srup_c2_control_requests_total", "Control request lines received.", MetricType::counter);
+  w.sample("srup_c2_control_requests_total", {}, cs.requests);
+  w.family("srup_c2_control_refusals_total",
+           "Control connections and requests refused, by reason: other_user (not the daemon's user or root), "
+           "busy (max_clients reached), bad_request (did not parse), too_long (over request_max_bytes), "
+           "idle (closed after idle_timeout_ms).",
+           MetricType::counter);
+  w.sample("srup_c2_control_refusals_total", {{"reason", "other_user"}}, cs.refused_peer);
+  w.sample("srup_c2_control_refusals_total", {{"reason", "busy"}}, cs.refused_full);
+  w.sample("srup_c2_control_refusals_total", {{"reason", "bad_request"}}, cs.bad_requests - cs.too_long);
+  w.sample("srup_c2_control_refusals_total", {{"reason", "too_long"}}, cs.too_long);
+  w.sample("srup_c2_control_refusals_total", {{"reason", "idle"}}, cs.timed_out);
   const mqtt::ClientStats s = mqtt_->stats();
   w.family("srup_c2_mqtt_reconnects_total", "Accepted CONNACKs after the first.", MetricType::counter);
   w.sample("srup_c2_mqtt_reconnects_total", {}, s.connects > 0 ? s.connects - 1 : 0);

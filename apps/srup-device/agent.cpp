@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "pqot/common/clock.hpp"
+#include "pqot/metrics/http_server.hpp"
 #include "pqot/srup/topics.hpp"
 
 namespace pqot::srup_device {
@@ -80,6 +81,11 @@ Agent::Agent(DeviceConfig config)
     }
   }
   membership_ = load_membership();
+  if (config_.metrics.listen) {
+    metrics_server_ = std::make_unique<metrics::MetricsHttpServer>(
+        io_, config_.metrics.listen->host, config_.metrics.listen->port, [this] { return metrics_page(); },
+        [this] { return connected_.load(); });
+  }
 }
 
 Agent::~Agent() {
@@ -106,7 +112,13 @@ void Agent::start_mqtt() {
     if (!ec) stop();
   });
   mqtt_->on_message([this](const mqtt::Message& m) {
+    if (queued_.fetch_add(1) >= kMaxQueuedMessages) {  // bounded hand-over to our thread
+      queued_.fetch_sub(1);
+      overloaded_.fetch_add(1);
+      return;
+    }
     asio::post(io_, [this, topic = m.topic, payload = crypto::Bytes(m.payload.begin(), m.payload.end())] {
+      queued_.fetch_sub(1);
       on_message(topic, payload);
     });
   });
@@ -114,6 +126,7 @@ void Agent::start_mqtt() {
   mqtt_->on_suback([this](const mqtt::SubackEvent& e) {
     asio::post(io_, [this, e] {
       if (!e.granted()) {
+        ++counters_.broker_refusals;
         spdlog::error("the broker refused our subscription to {} (0x{:02x}): is this device registered?", e.filter, e.result);
         return;
       }
@@ -129,7 +142,16 @@ void Agent::start_mqtt() {
       }
     });
   });
+  mqtt_->on_puback([this](const mqtt::PubackEvent& e) {
+    if (!e.accepted()) {
+      asio::post(io_, [this, e] {
+        ++counters_.broker_refusals;
+        if (log_limiter_.allow().log) spdlog::warn("the broker refused a publish (reason 0x{:02x})", e.reason_code);
+      });
+    }
+  });
   mqtt_->subscribe(srup::topic_to_device(identity_.self.id));
+  if (metrics_server_) metrics_server_->start();
   mqtt_->start();
 }
 
@@ -137,6 +159,7 @@ void Agent::stop() {
   asio::post(io_, [this] {
     if (stopping_) return;
     stopping_ = true;
+    if (metrics_server_) metrics_server_->stop();
     join_timer_.cancel();
     telemetry_timer_.cancel();
     observe_timer_.cancel();
@@ -147,6 +170,7 @@ void Agent::stop() {
 }
 
 void Agent::on_connection(const mqtt::ConnectionEvent& e) {
+  connected_ = e.kind == mqtt::ConnectionEvent::Kind::connected;
   if (e.kind == mqtt::ConnectionEvent::Kind::connected) {
     spdlog::info("connected to the broker (session {})", e.session_present ? "kept" : "new");
   } else if (log_limiter_.allow().log) {
@@ -154,8 +178,14 @@ void Agent::on_connection(const mqtt::ConnectionEvent& e) {
   }
 }
 
+// Every refusal is counted; the log line is rate-limited (docs/srup-mqtt.md section 5), so a
+// flood of forgeries costs a counter increment, not a disk full of log.
 void Agent::refuse(std::string_view reason, std::string_view what) {
-  if (const auto permit = log_limiter_.allow(); permit.log) spdlog::warn("refused: {}: {}", reason, what);
+  ++counters_.refusals[std::string(reason)];
+  if (const auto permit = log_limiter_.allow(); permit.log) {
+    spdlog::warn("refused: {}: {}{}", reason, what,
+                 permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed) : std::string());
+  }
 }
 
 void Agent::publish(const std::string& topic, const crypto::Bytes& wire) {
@@ -175,6 +205,10 @@ void Agent::on_message(const std::string& topic, const crypto::Bytes& payload) {
   }
   switch (in.kind) {
     case srup::Inbound::Kind::reply:
+      // A repeated command (the C2's retransmission, or someone's replay) is answered from the
+      // journal and never run again (docs/srup-pq.md 7.3).
+      ++counters_.answers_resent;
+      spdlog::debug("a repeated command (sequence {}) answered from the journal", in.header.sequence);
       return publish(srup::topic_from_device(identity_.self.id), in.reply);
     case srup::Inbound::Kind::in_progress:
       return;

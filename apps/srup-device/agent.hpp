@@ -8,6 +8,7 @@
 #include <asio.hpp>
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,7 +26,23 @@
 #include "pqot/srup/telemetry.hpp"
 #include "update_fetch.hpp"
 
+namespace pqot::metrics {
+class MetricsHttpServer;
+}
+
 namespace pqot::srup_device {
+
+/// Messages handed from the MQTT thread to the agent's and not yet handled; past it they are
+/// dropped and counted (srup_device_overload_drops_total): the C2's outbox sends its commands
+/// again, so only a flood (of forgeries, say) loses anything.
+inline constexpr std::size_t kMaxQueuedMessages = 1'000;
+
+/// What the metrics page shows (docs/srup-device.md, "Metrics"); touched on the agent's thread only.
+struct DeviceCounters {
+  std::map<std::string, std::uint64_t> refusals;  ///< by reason (docs/srup-pq.md section 6)
+  std::uint64_t answers_resent = 0;   ///< commands answered by the journal: repeats, 0x90, 0x92
+  std::uint64_t broker_refusals = 0;  ///< publishes and subscriptions the broker refused
+};
 
 class Agent {
  public:
@@ -88,6 +105,9 @@ class Agent {
   // data (agent.cpp)
   std::optional<srup::Value> data_value(const std::string& id) const;
 
+  // metrics (agent_metrics.cpp)
+  std::string metrics_page() const;
+
   std::uint64_t now_ms() const;
 
   DeviceConfig config_;
@@ -102,6 +122,7 @@ class Agent {
   std::unique_ptr<MeterModel> model_;
   std::unique_ptr<ModbusMeter> modbus_;
   std::unique_ptr<srup::TelemetrySender> telemetry_;
+  std::unique_ptr<metrics::MetricsHttpServer> metrics_server_;
   asio::steady_timer join_timer_;
   asio::steady_timer telemetry_timer_;
   asio::steady_timer observe_timer_;
@@ -123,6 +144,10 @@ class Agent {
   std::uint32_t interval_ms_;
   std::uint64_t started_ms_;
   common::LogLimiter log_limiter_;
+  DeviceCounters counters_;
+  std::atomic<bool> connected_{false};
+  std::atomic<std::size_t> queued_{0};        ///< posted from the MQTT thread, not yet handled
+  std::atomic<std::uint64_t> overloaded_{0};  ///< dropped because queued_ was at its bound
   bool subscribed_ = false;  ///< the first SUBACK of our topic came
   bool stopping_ = false;
 };

@@ -253,6 +253,16 @@ void parse_limits(const Reader& r, const toml::table& t, DeviceConfig& c) {
     c.limits.max_concurrent_actions = static_cast<std::uint32_t>(r.int_of(*v, "limits.max_concurrent_actions", 1, 64));
 }
 
+void parse_metrics(const Reader& r, const toml::table& t, DeviceConfig& c) {
+  r.only_keys(t, "[metrics]", {"listen"});
+  if (const auto* v = t.get("listen")) {
+    const std::string s = r.string_of(*v, "metrics.listen");
+    const auto hp = common::parse_host_port(s);
+    if (!hp) r.fail(*v, "metrics.listen: expected \"HOST:PORT\" or \"[IPV6]:PORT\" with PORT 1..65535, got " + in_quotes(s.substr(0, 64)));
+    c.metrics.listen = *hp;
+  }
+}
+
 void require(const Reader& r, bool present, const toml::node& at, const std::string& what) {
   if (!present) r.fail(at, what + " is required");
 }
@@ -308,7 +318,7 @@ DeviceConfig parse_device_config(const std::string& text, const std::string& nam
   } catch (const toml::parse_error& e) {
     r.fail_at(e.source().begin.line, std::string(e.description()));
   }
-  r.only_keys(root, "the file", {"device", "c2", "broker", "join", "action", "update", "telemetry", "limits"});
+  r.only_keys(root, "the file", {"device", "c2", "broker", "join", "action", "update", "telemetry", "limits", "metrics"});
   DeviceConfig c;
   const auto* device = root.get("device");
   require(r, device != nullptr, root, "[device]");
@@ -332,6 +342,7 @@ DeviceConfig parse_device_config(const std::string& text, const std::string& nam
   if (c.update.dir.empty()) c.update.dir = (std::filesystem::path(c.device.state_dir) / "updates").string();
   if (const auto* v = root.get("telemetry")) parse_telemetry(r, r.table_of(*v, "telemetry"), c);
   if (const auto* v = root.get("limits")) parse_limits(r, r.table_of(*v, "limits"), c);
+  if (const auto* v = root.get("metrics")) parse_metrics(r, r.table_of(*v, "metrics"), c);
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "pqot/common/host_port.hpp"
 #include "pqot/modbus/point.hpp"
 
 namespace pqot::srup_device {
@@ -110,6 +111,11 @@ struct LimitsSection {
   std::uint32_t max_concurrent_actions = 4;
 };
 
+/// `[metrics]`: the Prometheus page of the agent's counters (refusals by reason, ...).
+struct MetricsSection {
+  std::optional<common::HostPort> listen;  ///< none: no metrics endpoint
+};
+
 struct DeviceConfig {
   DeviceSection device;
   C2Section c2;
@@ -119,6 +125,7 @@ struct DeviceConfig {
   UpdateSection update;
   TelemetrySection telemetry;
   LimitsSection limits;
+  MetricsSection metrics;
 
   /// The action with `id`, or nullptr.
   const ActionSpec* action(std::uint8_t id) const;

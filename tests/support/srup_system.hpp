@@ -57,7 +57,8 @@ inline BrokerSetup c2_admin_setup() {
 // The broker, the C2 and its operator's CLI, and devices made the way docs/srup-mqtt.md 4.1 says.
 class SrupSystem {
  public:
-  SrupSystem() : broker_(pki_, c2_admin_setup()) {
+  /// `extra_c2_config`: more sections for c2.toml (not [c2], [broker], [enrolment], [commands]).
+  explicit SrupSystem(const std::string& extra_c2_config = "") : broker_(pki_, c2_admin_setup()) {
     const std::filesystem::path c2 = dir_.path() / "c2";
     std::filesystem::create_directories(c2);
     std::filesystem::permissions(c2, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -71,7 +72,7 @@ class SrupSystem {
                (c2 / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
                "[enrolment]\nca_cert = \"" + pki_.ca() + "\"\nca_key = \"" + pki_.file("ca.key") + "\"\n"
                "default_join = \"simple\"\n"
-               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n");
+               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n" + extra_c2_config);
     start_c2();
   }
 
@@ -80,6 +81,17 @@ class SrupSystem {
                                          false);
     EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
         << c2_->log();
+    // Enrolment drives the broker's dynsec plugin: a command sent before the C2's first CONNACK
+    // (and its SUBSCRIBE to the plugin's responses) can lose its answer and time out.
+    EXPECT_TRUE(eventually([&] { return broker_connected(); }, kPatience * 3)) << c2_->out();
+  }
+
+  /// The C2 says (status) that it is connected to the broker.
+  bool broker_connected() {
+    const CliResult r = c2_cli({"--json", "status"});
+    if (r.exit_code != 0) return false;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() && j.contains("broker") && j["broker"].value("connected", false);
   }
 
   CliResult c2_cli(std::vector<std::string> args) {
@@ -125,6 +137,10 @@ class SrupSystem {
     if (r.exit_code != 0) return "error: " + r.err;
     return nlohmann::json::parse(r.out).value("state", "");
   }
+
+  /// A broker key and a certificate for `cn` from the broker's CA in `d` (broker.key, broker.crt):
+  /// what the CA signs, whether or not the broker has `cn` registered.
+  void issue_broker_identity(const std::filesystem::path& d, const std::string& cn) { broker_files(d, cn); }
 
   ChildProcess& c2() { return *c2_; }
   MosquittoBroker& broker() { return broker_; }

@@ -61,6 +61,7 @@ TEST(SrupC2Config, MinimalFileTakesTheDocumentedDefaults) {
   EXPECT_EQ(c.control.socket.string(), "/etc/c2/state/control.sock");
   EXPECT_EQ(c.control.max_clients, 8u);
   EXPECT_EQ(c.control.request_max_bytes, 65'536u);
+  EXPECT_EQ(c.control.idle_timeout.count(), 60'000);
   EXPECT_FALSE(c.metrics.listen);
   EXPECT_EQ(c.registry_db().string(), "/etc/c2/state/registry.db");
   EXPECT_EQ(c.state_db().string(), "/etc/c2/state/state.db");
@@ -106,6 +107,7 @@ max_monitors = 2
 socket = "/run/srup-c2/control.sock"
 max_clients = 2
 request_max_bytes = 4096
+idle_timeout_ms = 5000
 [metrics]
 listen = "127.0.0.1:9464"
 )");
@@ -120,6 +122,7 @@ listen = "127.0.0.1:9464"
   EXPECT_EQ(c.commands.expire_after.count(), 600);
   EXPECT_FALSE(c.telemetry.store);
   EXPECT_EQ(c.control.socket.string(), "/run/srup-c2/control.sock");
+  EXPECT_EQ(c.control.idle_timeout.count(), 5000);
   ASSERT_TRUE(c.metrics.listen);
   EXPECT_EQ(c.metrics.listen->port, 9464);
   const RegistryLimits l = c.registry_limits();
@@ -153,6 +156,7 @@ TEST(SrupC2Config, ErrorsNameTheLineAndWhatIsValid) {
       {"[metrics]\nlisten = \"9464\"\n", "c2.toml:11: metrics.listen: expected \"HOST:PORT\""},
       {"[control]\nsocket = \"/" + std::string(120, 's') + "\"\n", "c2.toml:11: control.socket: the path"},
       {"[control]\nmax_clients = 65\n", "out of range 1..64"},
+      {"[control]\nidle_timeout_ms = 999\n", "control.idle_timeout_ms = 999 is out of range 1000..3600000"},
       {"[limits]\nmax_devices = 50\n", "join.pending_max (100) is above limits.max_devices (50)"},
       {"[c2]\n", "c2.toml:10: "},
       {"x = [\n", "c2.toml:"},

@@ -61,6 +61,7 @@ TEST(SrupDeviceConfig, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.telemetry.source, TelemetrySource::model);
   EXPECT_EQ(c.telemetry.phases, 3);
   EXPECT_EQ(c.limits.max_concurrent_actions, 4u);
+  EXPECT_FALSE(c.metrics.listen);
 }
 
 TEST(SrupDeviceConfig, EverySectionIsRead) {
@@ -112,6 +113,9 @@ point = "input:122:float64:1000"
 
 [limits]
 max_concurrent_actions = 2
+
+[metrics]
+listen = "127.0.0.1:9465"
 )");
   EXPECT_EQ(c.join.mode, JoinMode::observed);
   EXPECT_EQ(c.join.observer, 0xa1u);
@@ -143,6 +147,8 @@ max_concurrent_actions = 2
   EXPECT_EQ(c.telemetry.modbus.channels[1].point.count, 4);
   EXPECT_EQ(c.telemetry.modbus.channels[1].point.scale, 1000.0);
   EXPECT_EQ(c.limits.max_concurrent_actions, 2u);
+  ASSERT_TRUE(c.metrics.listen);
+  EXPECT_EQ(c.metrics.listen->port, 9465);
 }
 
 TEST(SrupDeviceConfig, RelativePathsResolveAgainstTheFilesDirectory) {
@@ -195,6 +201,7 @@ TEST(SrupDeviceConfig, ErrorsNameTheLineAndWhatIsValid) {
       {"[limits]\nmax = 1\n", "dev.toml:15: unknown key 'max' in [limits] (valid: max_concurrent_actions)"},
       {"[limits]\nmax_concurrent_actions = 65\n", "dev.toml:15: limits.max_concurrent_actions = 65 is out of range 1..64"},
       {"[limits]\nmax_concurrent_actions = \"4\"\n", "must be an integer, not a string"},
+      {"[metrics]\nlisten = \"9465\"\n", "dev.toml:15: metrics.listen: expected \"HOST:PORT\""},
       {"[join]\nmode = \"magic\"\n", "dev.toml:15: join.mode: 'magic' is not one of simple, human, observed"},
       {"[join]\nmode = \"observed\"\n", "needs join.observer"},
       {"[join]\nmode = \"observed\"\nobserver = \"00000000000000A1\"\n", "dev.toml:16: join.observer must be 16 lower-case hex"},
