@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# SRUP-PQ's chapter of `make demo` (also `make demo-srup` alone): a C2 server and a device get
+# SRUP-PQ's envelopes, offline: a chapter of `make demo` (also `make demo-srup-envelopes` alone;
+# SRUP-PQ over MQTT follows in scripts/demo-srup.sh). A C2 server and a device get
 # identities, the C2 seals a command to the device, the device opens it once and refuses the same
 # envelope again (also after a restart: the replay window is in SQLite), refuses it for another
 # device or topic, and an original SRUP envelope is verified beside it for comparison
