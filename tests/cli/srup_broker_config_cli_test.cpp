@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "../support/child_process.hpp"
 #include "../support/temp_dir.hpp"
@@ -78,14 +79,22 @@ TEST_F(SrupBrokerConfigCli, WritesTheConfigurationAndTheDynsecStartingStateWithT
   EXPECT_EQ(bc_mode(dir / "persist"), 0700u);
 
   const std::string conf = bc_slurp(dir / "mosquitto.conf");
-  for (const std::string& line :
-       {"listener 18883 127.0.0.1", "cafile " + at("pki/ca.crt").string(), "certfile " + at("pki/server.crt").string(),
-        "keyfile " + at("pki/server.key").string(), std::string("tls_version tlsv1.3"),
-        std::string("require_certificate true"), std::string("use_identity_as_username true"),
-        std::string("allow_anonymous false"), "plugin " + at("pki/dynsec.so").string(),
-        "plugin_opt_config_file " + (dir / "dynsec.json").string(), std::string("persistence true"),
-        "persistence_location " + (dir / "persist").string() + "/", std::string("autosave_interval 60"),
-        "log_dest file " + (dir / "mosquitto.log").string()}) {
+  const std::vector<std::string> lines = {
+      "listener 18883 127.0.0.1",
+      "cafile " + at("pki/ca.crt").string(),
+      "certfile " + at("pki/server.crt").string(),
+      "keyfile " + at("pki/server.key").string(),
+      "tls_version tlsv1.3",
+      "require_certificate true",
+      "use_identity_as_username true",
+      "allow_anonymous false",
+      "plugin " + at("pki/dynsec.so").string(),
+      "plugin_opt_config_file " + (dir / "dynsec.json").string(),
+      "persistence true",
+      "persistence_location " + (dir / "persist").string() + "/",
+      "autosave_interval 60",
+      "log_dest file " + (dir / "mosquitto.log").string()};
+  for (const std::string& line : lines) {
     EXPECT_TRUE(has_line(conf, line)) << "missing '" << line << "' in\n" << conf;
   }
 
@@ -152,9 +161,11 @@ TEST_F(SrupBrokerConfigCli, BadValuesAreRefusedBeforeAnythingIsWritten) {
   expect_usage(run({"--admin", kAdmin, "--autosave", "86401"}), "--autosave");
   expect_usage(run({"--admin", kAdmin, "--listen", "0.0.0.0 #"}), "listen_host");
   expect_usage(run({"--admin", kAdmin, "--port", "0"}), "--port");
+  std::filesystem::remove(at("pki/dynsec.so"));
+  std::filesystem::create_directory(at("pki/dynsec.so"));
+  expect_usage(run({"--admin", kAdmin}), "not a regular file");
   std::filesystem::remove(at("pki/server.key"));
   expect_usage(run({"--admin", kAdmin}), "--key");
-  expect_usage(run({"--admin", kAdmin, "--dynsec-plugin", at("pki").string()}), "not a regular file");
   EXPECT_FALSE(std::filesystem::exists(at("broker")));
 }
 
