@@ -26,11 +26,13 @@ cleanup() {
       [ -f "$f" ] && { echo "--- last lines of $f" >&2; tail -n 15 "$f" >&2; }
     done
   fi
+  # The agents first, the broker last; then any job a signal interrupted before it was recorded.
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
     pid=${pids[i]}
     if kill -0 "$pid" 2>/dev/null; then kill "$pid" 2>/dev/null || true; fi
   done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   if [ -n "${PQOT_DEMO_KEEP:-}" ]; then echo "(kept $work: logs, configurations, state)"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -69,6 +71,7 @@ A1=00000000000000a1
 A2=00000000000000a2
 MON=00000000000000e1
 SRUP="$BIN/srup"
+MOSQUITTO=$(command -v mosquitto || echo /usr/sbin/mosquitto)  # Debian's, in /usr/sbin
 C2CTL=("$SRUP" c2 --socket "$work/c2/control.sock")
 
 step "Q1. keys and certificates; the broker's configuration (srup broker-config)"
@@ -87,7 +90,7 @@ for attempt in 1 2 3 4 5; do
   if [ "$attempt" = 1 ]; then
     step "Q2. the broker (mosquitto: TLS 1.3 only, client certificates required, no anonymous access) and srup-c2"
   fi
-  mosquitto -c "$work/broker/mosquitto.conf" >"$work/broker/stdout" 2>&1 &
+  "$MOSQUITTO" -c "$work/broker/mosquitto.conf" >"$work/broker/stdout" 2>&1 &
   broker_pid=$!
   pids+=("$broker_pid")
   wait_until "the broker" 10 broker_up_or_gone
