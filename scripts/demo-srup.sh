@@ -12,7 +12,7 @@
 #  Q8. a captured command replayed at once (not run twice) and moved to another meter (refused);
 #  Q9. the C2 stops and starts again, and carries on;
 #  Q10. the captured command replayed after its lifetime: refused;
-#  Q11. the C2's metrics; everything stops (also on failure or Ctrl-C: the trap below).
+#  Q11. the C2's metrics, a registry backup; everything stops (also on failure or Ctrl-C: the trap below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${PQOT_BIN_DIR:-build/bin}  # the Release build (make build)
@@ -226,6 +226,13 @@ EOF
 done
 
 step "Q4. the monitor connects; the meters start and join"
+# The monitor's persistent session first, with its subscriptions: the broker keeps them, and queues
+# what arrives for them, whenever the monitor itself connects (the meters send their telemetry key
+# to each reader when they join, possibly before `srup monitor` is up).
+mosquitto_sub -V mqttv5 -h localhost -p "$port" --cafile "$work/mon/bundle/ca.crt" --cert "$work/mon/bundle/broker.crt" \
+  --key "$work/mon/broker.key" -i "mon-$MON" -c -x 3600 -q 1 -t "srup/$A1/tm" -t "srup/$A1/tk/$MON" \
+  -t "srup/$A2/tm" -t "srup/$A2/tk/$MON" -E
+note "monitor $MON's broker session holds its subscriptions (granted: it is authorized for both meters)"
 "$SRUP" monitor --state "$work/mon" --device-pub "$work/dev-$A1/identity.pub" --device-pub "$work/dev-$A2/identity.pub" \
   --host localhost --port "$port" --ca "$work/mon/bundle/ca.crt" --cert "$work/mon/bundle/broker.crt" \
   --key "$work/mon/broker.key" >"$work/monitor.out" 2>"$work/monitor.err" &
@@ -249,7 +256,7 @@ grep -E "JOIN CODE|membership" "$work/dev-$A2/device.log" | show
 "${C2CTL[@]}" devices | sed 's/^/   /'
 
 step "Q5. telemetry: each meter seals every reading once for its readers (the C2 and the monitor)"
-both_read() { grep -q "^$A1 " "$work/monitor.out" && grep -q "^$A2 " "$work/monitor.out"; }
+both_read() { grep -q "^$A1 " "$work/monitor.out" 2>/dev/null && grep -q "^$A2 " "$work/monitor.out" 2>/dev/null; }
 wait_until "readings of both meters at the monitor" 30 both_read
 sleep 3
 note "srup monitor (authorized reader): verifies, decrypts and prints each reading (first lines, cut):"
@@ -349,7 +356,7 @@ wait_until "meter $A1's refusal" 10 in_log "$work/dev-$A1/device.log" "refused: 
 grep -E "refused" "$work/dev-$A1/device.log" | show
 note "refused at the lifetime check, before the journal is asked: 'action log' lines in meter $A1's log: still $(grep -c "action log" "$work/dev-$A1/device.log")"
 
-step "Q11. the C2's metrics (Prometheus, GET /metrics on 127.0.0.1:$metrics_port; excerpt), then everything stops"
+step "Q11. the C2's metrics (Prometheus, GET /metrics on 127.0.0.1:$metrics_port; excerpt), a backup, then everything stops"
 exec 3<>"/dev/tcp/127.0.0.1/$metrics_port"
 printf 'GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' >&3
 grep -E '^srup_c2_(messages_received_total|refusals_total|devices\{state="joined"\}|devices_online|outbox_depth|telemetry_readings_total|command_round_trip_seconds_count)' <&3 \
@@ -361,6 +368,8 @@ if grep -q "DECRYPT_FAILED" "$work/c2/c2.log"; then
   note "again (it keeps them in memory only): it reads a meter again from its next key epoch (a new reader"
   note "set, or docs/srup-mqtt.md 4.6's periodic key resend). The monitor, which did not restart, read on."
 fi
+echo "   \$ srup c2 backup registry-backup.db      (a consistent copy of the registry while the C2 runs)"
+"${C2CTL[@]}" backup "$work/registry-backup.db" | sed "s|$work/||; s/^/   /"
 kill -INT "$mon_pid"
 wait "$mon_pid" || true
 note "the monitor's summary: $(cat "$work/monitor.err")"
