@@ -4,7 +4,7 @@ CMAKE_GEN ?= -G Ninja
 # Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-simulated bench-gateway test test-release test-release-extras test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-simulated bench-gateway test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -38,7 +38,13 @@ demo: build
 demo-signatures: build
 	@scripts/demo-signatures.sh
 
-# SRUP-PQ's chapter alone: a sealed command opened once, refused when replayed, moved or redirected.
+# SRUP-PQ's envelopes offline (the `srup` tool): a sealed command opened once, refused when
+# replayed, moved or redirected; the original SRUP's envelope beside it.
+demo-srup-envelopes: build
+	@scripts/demo-srup-envelopes.sh
+
+# SRUP-PQ over MQTT alone: mosquitto with TLS and registration, the C2, two meters joining,
+# telemetry to a monitor, commands, an update, refused clients and replays, a C2 restart.
 demo-srup: build
 	@scripts/demo-srup.sh
 

@@ -9,9 +9,12 @@
 #  5. the gateway's metrics, then everything stops cleanly;
 #  S. the crypto core's chapter (scripts/demo-signatures.sh, also `make demo-signatures` alone):
 #     commands signed with ML-DSA-65, refused when changed, moved or forged.
-#  R. SRUP-PQ's chapter (scripts/demo-srup.sh, also `make demo-srup` alone): a command sealed by
-#     a C2 to one device, opened once, refused when replayed (also after a restart), redirected
-#     or moved; the original SRUP's envelope beside it.
+#  R. SRUP-PQ's envelopes (scripts/demo-srup-envelopes.sh, also `make demo-srup-envelopes`): a
+#     command sealed by a C2 to one device, opened once, refused when replayed (also after a
+#     restart), redirected or moved; the original SRUP's envelope beside it.
+#  Q. SRUP-PQ over MQTT (scripts/demo-srup.sh, also `make demo-srup` alone): mosquitto with TLS 1.3
+#     and registration, srup-c2, two meters joining (simple, human code), telemetry to a monitor,
+#     an action and an update, refused clients, a replayed command, a C2 restart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -119,4 +122,5 @@ echo
 echo "demo finished: a legacy Modbus PLC, reached only through srmcpd: TLS 1.3 with an ML-KEM inner layer."
 
 scripts/demo-signatures.sh
+scripts/demo-srup-envelopes.sh
 scripts/demo-srup.sh

@@ -62,5 +62,6 @@ void add_bench_command(CLI::App& app);
 void add_bench_mqtt_command(CLI::App& app);
 void add_c2_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
+void add_broker_config_command(CLI::App& app);
 
 }  // namespace pqot::srup_tool

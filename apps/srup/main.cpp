@@ -1,5 +1,6 @@
-// srup: SRUP-PQ identities and envelopes, offline (docs/srup-tool.md). The MQTT applications that
-// send and receive them are srup-c2 and srup-device.
+// srup: SRUP-PQ identities and envelopes, offline, the C2's operator CLI, the telemetry monitor and
+// the broker's configuration (docs/srup-tool.md). The MQTT applications that send and receive the
+// envelopes are srup-c2 and srup-device.
 #include <iostream>
 #include <system_error>
 
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   add_bench_mqtt_command(app);
   add_c2_command(app);
   add_monitor_command(app);
+  add_broker_config_command(app);
 
   try {
     app.parse(argc, argv);

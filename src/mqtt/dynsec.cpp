@@ -4,6 +4,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace pqot::mqtt {
@@ -27,8 +28,50 @@ struct DynsecAdmin::Impl {
   std::uint64_t next_id = 1;
   bool stopping = false;
   std::thread timer;
+  // Commands (correlation id, payload) held until the broker has granted our subscription to its
+  // responses in the current session. libmosquitto sends its queued publishes as soon as the
+  // CONNACK arrives, before the client subscribes again: a command sent then would be answered
+  // to nobody, and time out.
+  std::vector<std::pair<std::string, std::string>> held;
 
   Impl(Client& c, DynsecAdminOptions o) : client(c), opt(o) {}
+
+  bool responses_subscribed() const {
+    const auto r = client.subscription_result(std::string(dynsec::kResponseTopic));
+    return r && *r >= 0 && *r < 0x80;
+  }
+
+  // Publishes a command; false (and the reason) if the client refused it.
+  std::optional<std::string> send(const std::string& payload) {
+    const PublishResult sent = client.publish(std::string(dynsec::kCommandTopic), payload, 1);
+    if (sent) return std::nullopt;
+    return std::string("publish failed: ") + to_string(sent.error);
+  }
+
+  // Completes the outstanding command `id` with `error` (if it is still outstanding).
+  void fail(const std::string& id, const std::string& error) {
+    DynsecOutstanding o;
+    {
+      std::lock_guard g(mu);
+      const auto it = outstanding.find(id);
+      if (it == outstanding.end()) return;
+      o = std::move(it->second);
+      outstanding.erase(it);
+    }
+    o.done({false, o.command, error, nullptr});
+  }
+
+  // Sends the held commands once the subscription is granted (called by the timer thread, locked).
+  void release_held(std::unique_lock<std::mutex>& l) {
+    if (held.empty() || !responses_subscribed()) return;
+    auto batch = std::move(held);
+    held.clear();
+    l.unlock();
+    for (auto& [id, payload] : batch) {
+      if (auto error = send(payload)) fail(id, *error);
+    }
+    l.lock();
+  }
 
   // Completes commands whose deadline passed; waits until the next deadline or a change.
   void run_timer() {
@@ -47,6 +90,7 @@ struct DynsecAdmin::Impl {
         }
       }
       if (!expired.empty()) {
+        std::erase_if(held, [&](const auto& h) { return outstanding.count(h.first) == 0; });
         l.unlock();
         for (auto& e : expired) {
           e.done({false, e.command,
@@ -55,6 +99,8 @@ struct DynsecAdmin::Impl {
         l.lock();
         continue;
       }
+      release_held(l);
+      if (!held.empty()) next = std::min(next, now + std::chrono::milliseconds(20));
       cv.wait_until(l, next);
     }
   }
@@ -135,19 +181,18 @@ void DynsecAdmin::submit(nlohmann::json command, Callback done) {
     done({false, name, refused, nullptr});
     return;
   }
-  impl_->cv.notify_all();
   command["correlationData"] = id;
-  const PublishResult sent = impl_->client.publish(std::string(dynsec::kCommandTopic), dynsec::encode_commands({command}), 1);
-  if (sent) return;
-  DynsecOutstanding o;
-  {
-    std::lock_guard g(impl_->mu);
-    const auto it = impl_->outstanding.find(id);
-    if (it == impl_->outstanding.end()) return;  // completed meanwhile (cannot be, but harmless)
-    o = std::move(it->second);
-    impl_->outstanding.erase(it);
+  std::string payload = dynsec::encode_commands({command});
+  if (!impl_->responses_subscribed()) {
+    {
+      std::lock_guard g(impl_->mu);
+      impl_->held.emplace_back(id, std::move(payload));
+    }
+    impl_->cv.notify_all();
+    return;
   }
-  o.done({false, name, std::string("publish failed: ") + to_string(sent.error), nullptr});
+  impl_->cv.notify_all();
+  if (auto error = impl_->send(payload)) impl_->fail(id, *error);
 }
 
 DynsecResult DynsecAdmin::execute(nlohmann::json command) {

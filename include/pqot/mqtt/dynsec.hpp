@@ -52,7 +52,11 @@ class DynsecAdmin {
   /// Sends one command (a builder's result from dynsec_commands.hpp). `done` is called exactly
   /// once: on the client's network thread with the response, on the admin's timer thread at the
   /// timeout, or before submit() returns if the command cannot be sent (bound reached, publish
-  /// refused). Throws DynsecError for a command without a "command" string.
+  /// refused). Until the broker has granted the response subscription in the current session
+  /// (after a start or a reconnect), commands are held and sent once it has (libmosquitto sends its
+  /// queued publishes before the client subscribes again, so a command sent then would be answered
+  /// to nobody); a held command still times out. Throws DynsecError for a command without a
+  /// "command" string.
   void submit(nlohmann::json command, Callback done);
   /// submit() and wait for the result. Never call it on the client's network thread (a handler).
   DynsecResult execute(nlohmann::json command);
