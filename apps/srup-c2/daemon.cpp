@@ -237,6 +237,8 @@ void Daemon::dispatch(const mqtt::Message& m) {
 }
 
 void Daemon::refuse(std::string_view reason, std::uint64_t device, std::string_view what) {
+  // srup::Refused::what() starts with its reason: say it once.
+  if (what.starts_with(reason) && what.substr(reason.size()).starts_with(": ")) what.remove_prefix(reason.size() + 2);
   ++counters_.refusals[std::string(reason)];
   if (const auto permit = log_limiter_.allow(); permit.log) {
     spdlog::warn("refused from {}: {}: {}{}", device == 0 ? std::string("?") : srup::id_text(device), reason, what,

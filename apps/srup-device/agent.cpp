@@ -181,6 +181,8 @@ void Agent::on_connection(const mqtt::ConnectionEvent& e) {
 // Every refusal is counted; the log line is rate-limited (docs/srup-mqtt.md section 5), so a
 // flood of forgeries costs a counter increment, not a disk full of log.
 void Agent::refuse(std::string_view reason, std::string_view what) {
+  // srup::Refused::what() starts with its reason: say it once.
+  if (what.starts_with(reason) && what.substr(reason.size()).starts_with(": ")) what.remove_prefix(reason.size() + 2);
   ++counters_.refusals[std::string(reason)];
   if (const auto permit = log_limiter_.allow(); permit.log) {
     spdlog::warn("refused: {}: {}{}", reason, what,
