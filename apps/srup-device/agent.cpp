@@ -41,6 +41,7 @@ Agent::Agent(DeviceConfig config)
                           [&] { return srup::load_public_identity(config_.c2.public_identity); })),
       join_timer_(io_),
       telemetry_timer_(io_),
+      key_timer_(io_),
       signals_(io_),
       interval_ms_(config_.telemetry.interval_ms),
       started_ms_(common::unix_time_ms()) {
@@ -117,7 +118,7 @@ void Agent::run() {
   mqtt_->start();
   spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
                membership_name());
-  if (config_.telemetry.enabled) telemetry_tick();
+  telemetry_start();
   io_.run();
   mqtt_->stop();
   state_->flush();
@@ -130,6 +131,7 @@ void Agent::stop() {
     stopping_ = true;
     join_timer_.cancel();
     telemetry_timer_.cancel();
+    key_timer_.cancel();
     signals_.cancel();
     io_.stop();
   });

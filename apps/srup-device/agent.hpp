@@ -67,6 +67,12 @@ class Agent {
   void send_reading(const srup::Reading& reading);
   void publish_outgoing(const std::vector<srup::Outgoing>& out);
   std::uint32_t next_key_epoch();
+  void telemetry_start();
+  void make_telemetry_sender();
+  void restore_readers();
+  void save_readers(const srup::ReaderSet& set);
+  std::filesystem::path readers_file() const;
+  void key_resend_tick();
 
   // data (agent.cpp)
   std::optional<srup::Value> data_value(const std::string& id) const;
@@ -87,6 +93,7 @@ class Agent {
   std::unique_ptr<srup::TelemetrySender> telemetry_;
   asio::steady_timer join_timer_;
   asio::steady_timer telemetry_timer_;
+  asio::steady_timer key_timer_;  ///< every telemetry.key_resend_s: the current key again
   asio::signal_set signals_;
   Membership membership_ = Membership::unjoined;
   crypto::Bytes join_token_;
