@@ -72,6 +72,7 @@ class Agent {
   void restore_readers();
   void save_readers(const srup::ReaderSet& set);
   std::filesystem::path readers_file() const;
+  std::filesystem::path key_epoch_file() const;
   void key_resend_tick();
 
   // data (agent.cpp)
@@ -99,6 +100,7 @@ class Agent {
   crypto::Bytes join_token_;
   std::chrono::milliseconds join_backoff_{5000};
   std::uint32_t interval_ms_;
+  std::uint32_t persisted_epoch_ = 0;  ///< the key epoch last written to STATE_DIR/telemetry-epoch
   std::uint64_t started_ms_;
   common::LogLimiter log_limiter_;
   bool subscribed_ = false;  ///< the first SUBACK of our topic came

@@ -20,19 +20,34 @@ constexpr std::uint32_t kReadingLifetimeMs = 3600 * 1000;
 
 }  // namespace
 
+std::filesystem::path Agent::key_epoch_file() const {
+  return std::filesystem::path(config_.device.state_dir) / "telemetry-epoch";
+}
+
 std::uint32_t Agent::next_key_epoch() {
   // Section 5.1: epochs rise across restarts. The last one used is written before the new one is.
-  const std::filesystem::path file = std::filesystem::path(config_.device.state_dir) / "telemetry-epoch";
   std::uint32_t last = 0;
-  if (std::ifstream in(file); in) in >> last;
+  if (std::ifstream in(key_epoch_file()); in) in >> last;
   const std::uint32_t next = last + 1;
-  std::ofstream out(file, std::ios::trunc);
-  out << next << "\n";
-  if (!out.flush()) throw std::runtime_error("cannot write " + file.string());
+  common::replace_file(key_epoch_file().string(), std::to_string(next) + "\n", 0600);
+  persisted_epoch_ = next;
   return next;
 }
 
 void Agent::publish_outgoing(const std::vector<srup::Outgoing>& out) {
+  // A rotation (a new Reader Set, the key's count or age used up) moved the sender to a new epoch:
+  // it is written down before anything of it leaves, so that a restart starts above it (5.1;
+  // a reader refuses another key under an epoch it holds).
+  if (telemetry_ && telemetry_->epoch() > persisted_epoch_) {
+    try {
+      common::replace_file(key_epoch_file().string(), std::to_string(telemetry_->epoch()) + "\n", 0600);
+      persisted_epoch_ = telemetry_->epoch();
+    } catch (const std::exception& e) {
+      spdlog::error("telemetry: cannot write the key epoch ({}): after a restart readers may refuse the new key "
+                    "until the next rotation",
+                    e.what());
+    }
+  }
   for (const srup::Outgoing& o : out) {
     const std::string topic = o.type == srup::MessageType::telemetry_key
                                   ? srup::topic_telemetry_key(identity_.self.id, o.recipient)
