@@ -88,6 +88,19 @@ std::uint64_t monitor_newest_stored_ms(SrupSystem& sys, std::uint64_t device) {
   return j["telemetry"][0]["reading"]["t"].get<std::uint64_t>();
 }
 
+// Waits until the C2 is connected to the broker. Its control socket is up before that, and a
+// registration sent while it still connects could time out (its dynsec command can reach the
+// broker before the subscription to the answers does).
+bool monitor_c2_connected(SrupSystem& sys) {
+  return eventually(
+      [&] {
+        const CliResult r = sys.c2_cli({"--json", "status"});
+        const json j = json::parse(r.out, nullptr, false);
+        return r.exit_code == 0 && !j.is_discarded() && j["broker"]["connected"] == true;
+      },
+      kMonitorPatience);
+}
+
 std::string monitor_meter(int phases, int key_resend_s) {
   return "[telemetry]\nenabled = true\ninterval_ms = 100\nsource = \"model\"\nphases = " + std::to_string(phases) +
          "\nkey_resend_s = " + std::to_string(key_resend_s) + "\n";
@@ -96,6 +109,7 @@ std::string monitor_meter(int phases, int key_resend_s) {
 TEST(SrupMonitor, ReadsTheMeterGetsALateKeyByTheResendAndNoKeyAfterItsRevocation_4_6) {
   SrupSystem sys;
   const std::uint64_t dev = 0xe1, mon_id = 0xd1;
+  ASSERT_TRUE(monitor_c2_connected(sys)) << sys.c2().out();
   const fs::path config = sys.make_device(dev, "simple", monitor_meter(1, 1));
   ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
   ASSERT_TRUE(eventually([&] { return sys.device_state(dev) == "joined"; })) << device.out();
@@ -157,6 +171,7 @@ TEST(SrupMonitor, ReadsTheMeterGetsALateKeyByTheResendAndNoKeyAfterItsRevocation
 TEST(SrupMonitor, RestartedReadersOpenTheirStoredKeyAndDecryptWhatTheBrokerQueued_4_6) {
   SrupSystem sys;
   const std::uint64_t dev = 0xe2, mon_id = 0xd2;
+  ASSERT_TRUE(monitor_c2_connected(sys)) << sys.c2().out();
   // No resend within this test: every key a reader gets comes from a start or from its store.
   const fs::path config = sys.make_device(dev, "simple", monitor_meter(3, 3600));
   auto device = std::make_unique<ChildProcess>(bin("srup-device"), std::vector<std::string>{"--config", config.string()}, false);
