@@ -68,6 +68,7 @@ Daemon::Daemon(C2Config config)
       f.after_id = page.back().id;
     }
   }
+  restore_telemetry_keys();
   mqtt_ = std::make_unique<mqtt::Client>(broker_options(config_, username_));
   dynsec_ = std::make_unique<mqtt::DynsecAdmin>(*mqtt_);
   ControlServerOptions co;

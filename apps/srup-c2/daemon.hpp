@@ -22,6 +22,7 @@
 #include "pqot/srup/identity.hpp"
 #include "pqot/srup/state.hpp"
 #include "pqot/srup/telemetry.hpp"
+#include "pqot/srup/telemetry_key_store.hpp"
 #include "registry.hpp"
 
 namespace pqot::metrics {
@@ -80,6 +81,7 @@ class Daemon {
   // --- telemetry (daemon_telemetry.cpp) ---
   void handle_telemetry(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload);
   void handle_telemetry_key(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload);
+  void restore_telemetry_keys();
   void on_checkpoint(const srup::CheckpointReport& report);
   void drop_provisional(std::uint64_t device, std::uint64_t sequence);
 
@@ -137,6 +139,7 @@ class Daemon {
   std::unique_ptr<srup::Endpoint> endpoint_;
   std::unique_ptr<srup::TelemetryReader> telemetry_;
   std::map<std::uint64_t, srup::PeerKeys> telemetry_peers_;  ///< joined devices, for the reader
+  std::unique_ptr<srup::TelemetryKeyStore> telemetry_keys_;   ///< STATE_DIR/telemetry-keys (mqtt 4.6)
   std::unique_ptr<mqtt::Client> mqtt_;
   std::unique_ptr<mqtt::DynsecAdmin> dynsec_;
   std::unique_ptr<ControlServer> control_;

@@ -26,13 +26,40 @@ void Daemon::handle_telemetry_key(std::uint64_t device, const std::string& topic
     if (!state_->accept({opened.header.sender, opened.header.recipient}, opened.header.sequence)) {
       return refuse("REPLAY", device, "telemetry key already seen");
     }
+    const std::vector<std::uint32_t> before = telemetry_->epochs(device);
     telemetry_->add_key(opened, now_ms());
     ++counters_.received_by_type["telemetry-key"];
+    // Kept for the next start (mqtt 4.6) when it is a new epoch; the same key resent every
+    // key_resend_s is not written again.
+    if (before.empty() || before.front() != telemetry_->epochs(device).front()) {
+      try {
+        telemetry_keys_->save(device, payload);
+      } catch (const std::exception& e) {
+        if (log_limiter_.allow().log) spdlog::error("cannot keep the telemetry key of {}: {}", srup::id_text(device), e.what());
+      }
+    }
   } catch (const srup::Refused& r) {
     refuse(srup::to_string(r.reason()), device, r.what());
   } catch (const std::exception& e) {
     refuse("INTERNAL", device, e.what());
   }
+}
+
+// docs/srup-mqtt.md 4.6: the last key envelope of each device, opened again at start, so that
+// the readings the broker queued while the C2 was down decrypt at once. Runs after the registry
+// enrolled the joined devices: a stored key of a device no longer joined is refused and deleted.
+void Daemon::restore_telemetry_keys() {
+  telemetry_keys_ = std::make_unique<srup::TelemetryKeyStore>(config_.c2.state_dir / "telemetry-keys");
+  const srup::KeyStoreRestore r = telemetry_keys_->restore(
+      *telemetry_, identity_.self,
+      [this](std::uint64_t id) {
+        const auto it = telemetry_peers_.find(id);
+        return it == telemetry_peers_.end() ? nullptr : &it->second;
+      },
+      now_ms(), [](std::uint64_t device, const std::string& why) {
+        spdlog::info("stored telemetry key of {} dropped: {}", srup::id_text(device), why);
+      });
+  spdlog::info("telemetry keys restored: {} ({} dropped, {} other files skipped)", r.restored, r.removed, r.skipped);
 }
 
 void Daemon::handle_telemetry(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload) {

@@ -43,6 +43,7 @@ Agent::Agent(DeviceConfig config)
       telemetry_timer_(io_),
       observe_timer_(io_),
       leave_deadline_(io_),
+      key_timer_(io_),
       signals_(io_),
       interval_ms_(config_.telemetry.interval_ms),
       started_ms_(common::unix_time_ms()) {
@@ -98,7 +99,7 @@ void Agent::run() {
   start_mqtt();
   spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
                membership_name());
-  if (config_.telemetry.enabled) telemetry_tick();
+  telemetry_start();
   io_.run();
   mqtt_->stop();
   state_->flush();
@@ -164,6 +165,7 @@ void Agent::stop() {
     telemetry_timer_.cancel();
     observe_timer_.cancel();
     leave_deadline_.cancel();
+    key_timer_.cancel();
     signals_.cancel();
     io_.stop();
   });

@@ -101,6 +101,13 @@ class Agent {
   void send_reading(const srup::Reading& reading);
   void publish_outgoing(const std::vector<srup::Outgoing>& out);
   std::uint32_t next_key_epoch();
+  void telemetry_start();
+  void make_telemetry_sender();
+  void restore_readers();
+  void save_readers(const srup::ReaderSet& set);
+  std::filesystem::path readers_file() const;
+  std::filesystem::path key_epoch_file() const;
+  void key_resend_tick();
 
   // data (agent.cpp)
   std::optional<srup::Value> data_value(const std::string& id) const;
@@ -127,6 +134,7 @@ class Agent {
   asio::steady_timer telemetry_timer_;
   asio::steady_timer observe_timer_;
   asio::steady_timer leave_deadline_;
+  asio::steady_timer key_timer_;  ///< every telemetry.key_resend_s: the current key again
   asio::signal_set signals_;
   Membership membership_ = Membership::unjoined;
   crypto::Bytes join_token_;
@@ -142,6 +150,7 @@ class Agent {
   crypto::Bytes leave_token_;
   int leave_result_ = 1;
   std::uint32_t interval_ms_;
+  std::uint32_t persisted_epoch_ = 0;  ///< the key epoch last written to STATE_DIR/telemetry-epoch
   std::uint64_t started_ms_;
   common::LogLimiter log_limiter_;
   DeviceCounters counters_;

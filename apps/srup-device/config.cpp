@@ -226,7 +226,7 @@ void parse_modbus(const Reader& r, const toml::table& t, TelemetryModbus& m) {
 }
 
 void parse_telemetry(const Reader& r, const toml::table& t, DeviceConfig& c) {
-  r.only_keys(t, "[telemetry]", {"enabled", "interval_ms", "source", "phases", "seed", "modbus"});
+  r.only_keys(t, "[telemetry]", {"enabled", "interval_ms", "source", "phases", "seed", "key_resend_s", "modbus"});
   auto& tm = c.telemetry;
   if (const auto* v = t.get("enabled")) tm.enabled = r.bool_of(*v, "telemetry.enabled");
   if (const auto* v = t.get("interval_ms")) tm.interval_ms = static_cast<std::uint32_t>(r.int_of(*v, "telemetry.interval_ms", 100, kDay));
@@ -239,6 +239,9 @@ void parse_telemetry(const Reader& r, const toml::table& t, DeviceConfig& c) {
   if (const auto* v = t.get("phases")) {
     tm.phases = static_cast<int>(r.int_of(*v, "telemetry.phases", 1, 3));
     if (tm.phases == 2) r.fail(*v, "telemetry.phases must be 1 or 3");
+  }
+  if (const auto* v = t.get("key_resend_s")) {
+    tm.key_resend_s = static_cast<std::uint32_t>(r.int_of(*v, "telemetry.key_resend_s", 1, 86'400));
   }
   if (const auto* v = t.get("seed")) tm.seed = static_cast<std::uint64_t>(r.int_of(*v, "telemetry.seed", 0, std::numeric_limits<std::int64_t>::max()));
   const auto* m = t.get("modbus");

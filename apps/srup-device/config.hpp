@@ -104,6 +104,7 @@ struct TelemetrySection {
   TelemetrySource source = TelemetrySource::model;
   int phases = 3;
   std::uint64_t seed = 1;
+  std::uint32_t key_resend_s = 60;  ///< the current Telemetry Key to every reader again (mqtt 4.6)
   TelemetryModbus modbus;
 };
 

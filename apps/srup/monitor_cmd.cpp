@@ -19,6 +19,7 @@
 #include "pqot/srup/reading_json.hpp"
 #include "pqot/srup/state.hpp"
 #include "pqot/srup/telemetry.hpp"
+#include "pqot/srup/telemetry_key_store.hpp"
 #include "pqot/srup/topics.hpp"
 
 namespace pqot::srup_tool {
@@ -85,6 +86,7 @@ class Monitor {
       const auto it = devices_.find(id);
       return it == devices_.end() ? nullptr : &it->second;
     });
+    keys_ = std::make_unique<srup::TelemetryKeyStore>(std::filesystem::path(o.state) / "telemetry-keys");
   }
 
   int run() {
@@ -96,18 +98,24 @@ class Monitor {
     mqtt::Client client(co);
     client.on_message([this](const mqtt::Message& m) { queue_.push(m); });
     client.on_suback([this](const mqtt::SubackEvent& e) {
-      if (!e.granted()) {
-        std::lock_guard lock(err_mu_);
-        std::cerr << "srup monitor: the broker refused " << e.filter << " (not authorized: srup c2 authorize "
-                  << srup::id_text(self_.self.id) << " DEVICE)\n";
+      std::lock_guard lock(err_mu_);
+      if (e.granted()) {
+        std::cerr << "srup monitor: subscribed to " << e.filter << "\n";
+        return;
       }
+      ++subscribe_refused_;
+      std::cerr << "srup monitor: the broker refused " << e.filter << " (not authorized: srup c2 authorize "
+                << srup::id_text(self_.self.id) << " DEVICE)\n";
     });
+    // The key topic first: the broker takes one connection's SUBSCRIBEs in order, so once a reading
+    // arrives the subscription its key comes on is in place too.
     for (const auto& [id, keys] : devices_) {
-      client.subscribe(srup::topic_telemetry(id));
       client.subscribe(srup::topic_telemetry_key(id, self_.self.id));
+      client.subscribe(srup::topic_telemetry(id));
     }
-    client.start();
     if (o_.format == "csv") std::cout << "device,sequence,timestamp_ms,channel,value,status\n";
+    restore_keys();
+    client.start();
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<std::int64_t>(o_.duration_s * 1000));
     while (!g_monitor_stop) {
@@ -125,6 +133,54 @@ class Monitor {
  private:
   void refuse(std::string reason) { ++refused_[std::move(reason)]; }
 
+  // docs/srup-mqtt.md 4.6: the last key of each followed device, so that the readings the broker
+  // queued while the monitor was down decrypt at once. Keys of devices not followed this time stay.
+  void restore_keys() {
+    const std::uint64_t now = common::unix_time_ms();
+    const auto peers = [this](std::uint64_t id) {
+      const auto it = devices_.find(id);
+      return it == devices_.end() ? nullptr : &it->second;
+    };
+    keys_->restore(
+        *reader_, self_.self, peers, now,
+        [this](std::uint64_t device, const std::string& why) {
+          refuse("STORED_KEY");
+          std::lock_guard lock(err_mu_);
+          std::cerr << "srup monitor: the stored telemetry key of " << srup::id_text(device) << " is dropped: " << why
+                    << "\n";
+        },
+        srup::UnknownDevices::keep);
+    for (const auto& [id, keys] : devices_) {
+      for (const std::uint32_t epoch : reader_->epochs(id)) print_key(id, epoch, "stored");
+    }
+  }
+
+  void accept_key(const srup::Opened& key, const crypto::Bytes& payload, std::uint64_t now) {
+    const std::uint64_t device = key.header.sender;
+    const std::vector<std::uint32_t> before = reader_->epochs(device);
+    reader_->add_key(key, now);
+    const std::uint32_t epoch = reader_->epochs(device).front();
+    if (!before.empty() && before.front() == epoch) return;  // the same key again (resent)
+    print_key(device, epoch, "broker");
+    try {
+      keys_->save(device, payload);
+    } catch (const std::exception& e) {
+      std::lock_guard lock(err_mu_);
+      std::cerr << "srup monitor: cannot keep the telemetry key of " << srup::id_text(device) << ": " << e.what()
+                << "\n";
+    }
+  }
+
+  void print_key(std::uint64_t device, std::uint32_t epoch, const char* source) {
+    if (o_.format == "json") {
+      std::cout << "{\"device\":\"" << srup::id_text(device) << "\",\"key\":{\"epoch\":" << epoch
+                << ",\"source\":\"" << source << "\"}}\n";
+    } else if (o_.format == "table") {
+      std::cout << srup::id_text(device) << "  key epoch " << epoch << " (" << source << ")\n";
+    }
+    std::cout.flush();
+  }
+
   void handle(const mqtt::Message& m) {
     const auto parts = srup::parse_topic(m.topic);
     if (!parts || devices_.count(parts->device) == 0) return refuse("UNKNOWN_TOPIC");
@@ -139,8 +195,7 @@ class Monitor {
           return it == devices_.end() ? nullptr : &it->second;
         });
         if (!state_->accept({key.header.sender, key.header.recipient}, key.header.sequence)) return refuse("REPLAY");
-        reader_->add_key(key, now);
-        return;
+        return accept_key(key, payload, now);
       }
       if (v.header.type == srup::MessageType::checkpoint) {
         if (!state_->would_accept({parts->device, 0}, v.header.sequence)) return refuse("REPLAY");
@@ -152,15 +207,17 @@ class Monitor {
       if (!state_->accept_batched({parts->device, 0}, t.opened.header.sequence)) return refuse("REPLAY");
       const auto body = srup::decode_body(srup::MessageType::telemetry, t.opened.header.suite, t.opened.body);
       ++readings_;
-      print_reading(parts->device, t.opened.header.sequence, std::get<srup::Reading>(body));
+      print_reading(parts->device, t.epoch, t.opened.header.sequence, std::get<srup::Reading>(body));
     } catch (const srup::Refused& r) {
       refuse(std::string(srup::to_string(r.reason())));
+    } catch (const std::length_error&) {
+      refuse("BOUND");  // a key from more devices than a reader holds (kMaxTelemetrySenders)
     }
   }
 
-  void print_reading(std::uint64_t device, std::uint64_t seq, const srup::Reading& r) {
+  void print_reading(std::uint64_t device, std::uint32_t epoch, std::uint64_t seq, const srup::Reading& r) {
     if (o_.format == "json") {
-      std::cout << "{\"device\":\"" << srup::id_text(device) << "\",\"sequence\":" << seq
+      std::cout << "{\"device\":\"" << srup::id_text(device) << "\",\"epoch\":" << epoch << ",\"sequence\":" << seq
                 << ",\"status\":\"provisional\",\"reading\":" << srup::reading_json(r) << "}\n";
     } else if (o_.format == "csv") {
       for (const auto& c : r.channels) {
@@ -201,6 +258,7 @@ class Monitor {
     std::cerr << "srup monitor: " << readings_ << " readings, " << confirmed_ << " confirmed by checkpoints, "
               << mismatches_ << " checkpoint mismatches";
     if (queue_.dropped() > 0) std::cerr << ", " << queue_.dropped() << " dropped (too many waiting)";
+    if (subscribe_refused_ > 0) refused_["BROKER_SUBSCRIBE"] = subscribe_refused_;
     for (const auto& [reason, n] : refused_) std::cerr << ", refused " << reason << ": " << n;
     std::cerr << "\n";
   }
@@ -210,6 +268,8 @@ class Monitor {
   std::unique_ptr<srup::StateStore> state_;
   std::map<std::uint64_t, srup::PeerKeys> devices_;
   std::unique_ptr<srup::TelemetryReader> reader_;
+  std::unique_ptr<srup::TelemetryKeyStore> keys_;
+  std::atomic<std::uint64_t> subscribe_refused_{0};  // SUBACKs refusing a filter (client thread)
   MonitorQueue queue_;
   std::map<std::string, std::uint64_t> refused_;
   std::uint64_t readings_ = 0, confirmed_ = 0, mismatches_ = 0;

@@ -123,10 +123,37 @@ void TelemetrySender::flush_checkpoint(std::vector<Outgoing>& out) {
   digests_.clear();
 }
 
+std::vector<Outgoing> TelemetrySender::seal_keys(const std::vector<Reader>& readers,
+                                                 std::uint32_t epoch,
+                                                 const crypto::SecretBytes& tk) {
+  // The encoded body holds TK in the clear: it goes into wiping storage at once.
+  const crypto::SecretBytes encoded = [&] {
+    Bytes plain = encode_body(MessageType::telemetry_key, self_.suite,
+                              TelemetryKey{epoch, tk, policy_.checkpoint_messages,
+                                           policy_.checkpoint_seconds});
+    crypto::SecretBytes secret(plain.begin(), plain.end());
+    crypto::secure_wipe(plain);
+    return secret;
+  }();
+  std::vector<Outgoing> made;
+  made.reserve(readers.size());
+  for (const Reader& r : readers) {
+    const PeerKeys keys{r.suite, {}, r.kem_public};
+    made.push_back({MessageType::telemetry_key, r.id,
+                    protect(header(MessageType::telemetry_key, r.id), encoded, self_, &keys,
+                            {det_.kem_seed, det_.signature_rnd})});
+  }
+  return made;
+}
+
+std::vector<Outgoing> TelemetrySender::resend_keys() {
+  if (!has_key_) return {};
+  return seal_keys(readers_, epoch_, key_);
+}
+
 void TelemetrySender::start_epoch(std::vector<Reader> readers, std::uint64_t now_ms,
                                   std::vector<Outgoing>& out) {
   // Everything is made before anything changes, so a throw leaves the sender as it was.
-  std::vector<Outgoing> made;
   const bool first = !has_key_;
   if (!first && epoch_ == UINT32_MAX) {
     throw std::logic_error("SRUP-PQ: telemetry key epochs used up");
@@ -141,21 +168,7 @@ void TelemetrySender::start_epoch(std::vector<Reader> readers, std::uint64_t now
   } else {
     crypto::random_secret_bytes(tk);
   }
-  // The encoded body holds TK in the clear: it goes into wiping storage at once.
-  const crypto::SecretBytes encoded = [&] {
-    Bytes plain = encode_body(MessageType::telemetry_key, self_.suite,
-                              TelemetryKey{epoch, tk, policy_.checkpoint_messages,
-                                           policy_.checkpoint_seconds});
-    crypto::SecretBytes secret(plain.begin(), plain.end());
-    crypto::secure_wipe(plain);
-    return secret;
-  }();
-  for (const Reader& r : readers) {
-    const PeerKeys keys{r.suite, {}, r.kem_public};
-    made.push_back({MessageType::telemetry_key, r.id,
-                    protect(header(MessageType::telemetry_key, r.id), encoded, self_, &keys,
-                            {det_.kem_seed, det_.signature_rnd})});
-  }
+  std::vector<Outgoing> made = seal_keys(readers, epoch, tk);
   flush_checkpoint(out);  // the old epoch's envelopes are confirmed under the old epoch
   for (Outgoing& o : made) out.push_back(std::move(o));
   readers_ = std::move(readers);

@@ -60,6 +60,7 @@ TEST(SrupDeviceConfig, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_FALSE(c.telemetry.enabled);
   EXPECT_EQ(c.telemetry.source, TelemetrySource::model);
   EXPECT_EQ(c.telemetry.phases, 3);
+  EXPECT_EQ(c.telemetry.key_resend_s, 60u);
   EXPECT_EQ(c.limits.max_concurrent_actions, 4u);
   EXPECT_FALSE(c.metrics.listen);
 }
@@ -97,6 +98,7 @@ enabled = true
 interval_ms = 1000
 source = "modbus"
 seed = 42
+key_resend_s = 5
 
 [telemetry.modbus]
 address = "127.0.0.1:1502"
@@ -136,6 +138,7 @@ listen = "127.0.0.1:9465"
   EXPECT_EQ(c.update.allowed_file_root, "/srv/updates");
   EXPECT_TRUE(c.telemetry.enabled);
   EXPECT_EQ(c.telemetry.source, TelemetrySource::modbus);
+  EXPECT_EQ(c.telemetry.key_resend_s, 5u);
   EXPECT_EQ(c.telemetry.modbus.host, "127.0.0.1");
   EXPECT_EQ(c.telemetry.modbus.port, 1502);
   EXPECT_EQ(c.telemetry.modbus.unit, 3);
@@ -224,6 +227,8 @@ TEST(SrupDeviceConfig, ErrorsNameTheLineAndWhatIsValid) {
       {"[telemetry]\nsource = \"random\"\n", "not one of model, modbus"},
       {"[telemetry]\nphases = 2\n", "telemetry.phases must be 1 or 3"},
       {"[telemetry]\ninterval_ms = 10\n", "telemetry.interval_ms = 10 is out of range 100.."},
+      {"[telemetry]\nkey_resend_s = 0\n", "telemetry.key_resend_s = 0 is out of range 1..86400"},
+      {"[telemetry]\nkey_resend_s = 86401\n", "telemetry.key_resend_s = 86401 is out of range 1..86400"},
       {"[telemetry]\nsource = \"modbus\"\n[telemetry.modbus]\naddress = \"h\"\n", "expected \"HOST:PORT\""},
       {"[telemetry]\nsource = \"modbus\"\n[telemetry.modbus]\naddress = \"h:1\"\n", "needs at least one"},
       {"[telemetry]\nsource = \"modbus\"\n[telemetry.modbus]\naddress = \"h:1\"\n[[telemetry.modbus.channel]]\n"

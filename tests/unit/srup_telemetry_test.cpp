@@ -3,6 +3,10 @@
 // confirm honest telemetry and expose a reading forged by a reader who holds the key.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 
@@ -10,6 +14,9 @@
 #include "pqot/crypto/signature.hpp"
 #include "pqot/srup/envelope.hpp"
 #include "pqot/srup/telemetry.hpp"
+#include "pqot/srup/telemetry_key_store.hpp"
+#include "pqot/srup/topics.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace pqot::srup {
 namespace {
@@ -106,7 +113,9 @@ class SrupTelemetry : public ::testing::Test {
           h.sequence = ++counters[recipient];
           h.timestamp_ms = now;
           h.lifetime_ms = 600'000;
-          h.topic = topic_tag(recipient == 0 ? kTelemetryTopic : kKeyTopic);
+          h.topic = topic_tag(recipient == 0         ? kTelemetryTopic
+                              : binding_key_topics ? topic_telemetry_key(kDevice, recipient)
+                                                   : kKeyTopic);
           return h;
         },
         policy);
@@ -129,6 +138,7 @@ class SrupTelemetry : public ::testing::Test {
   std::uint64_t now = kNow;
   std::map<std::uint64_t, std::uint64_t> counters;  // the device's counter per recipient
   std::uint64_t skip = 0;                           // set to make the next recipient-0 number jump
+  bool binding_key_topics = false;  // Telemetry Keys on srup/<dev>/tk/<reader> (the key store's)
   Peer device = make_peer(kDevice, Suite::ed25519_xwing, 1);
   ReaderPeer c2{0xc2, 2, &device.keys};
   ReaderPeer m1{0xd1, 3, &device.keys};
@@ -401,6 +411,147 @@ TEST_F(SrupTelemetry, RecipientZeroOnlyForTelemetryAndCheckpoints_2_1) {
   Bytes wire = sender->set_readers(set_of({&c2, &m1}), now).back().wire;  // a Telemetry Key
   for (std::size_t i = 16; i < 24; ++i) wire[i] = 0;
   EXPECT_EQ(refusal([&] { parse_envelope(wire); }), Refusal::malformed);
+}
+
+// docs/srup-mqtt.md 4.6: the current key again, as new envelopes, taken by a reader that holds it
+// as the same key (5.1 "the same key again changes nothing"), and giving a reader that lost it the
+// readings back without a rotation.
+TEST_F(SrupTelemetry, ResentKeysAreNewEnvelopesOfTheSameEpoch_4_6) {
+  EXPECT_TRUE(sender->resend_keys().empty());  // no Reader Set yet, no key
+  const auto first = sender->set_readers(set_of({&c2, &m1}), now);
+  publish(first, {&c2, &m1});
+  publish(sender->seal(text("one"), now), {&c2, &m1});
+  const auto again = sender->resend_keys();
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(sender->epoch(), 7u);
+  EXPECT_EQ(sender->pending(), 1u);  // the open range is untouched
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(again[i].type, MessageType::telemetry_key);
+    EXPECT_EQ(again[i].recipient, first[i].recipient);
+    EXPECT_NE(again[i].wire, first[i].wire);
+    // A new sequence from the reader's counter: its replay window lets the copy through.
+    EXPECT_GT(parse_envelope(again[i].wire).header.sequence, parse_envelope(first[i].wire).header.sequence);
+  }
+  publish(again, {&c2, &m1});  // the same key again: accepted, nothing changes
+  EXPECT_EQ(c2.reader.epochs(kDevice), (std::vector<std::uint32_t>{7}));
+  ASSERT_EQ(c2.tk_plain.size(), 2u);
+  EXPECT_EQ(c2.tk_plain[0], c2.tk_plain[1]);  // the same body: epoch, TK, checkpoint interval
+  // A reader that restarted without its key reads again from the resent one.
+  ReaderPeer restarted{0xd1, 3, &device.keys};
+  const auto reading = sender->seal(text("two"), now);
+  EXPECT_EQ(refusal([&] { restarted.reader.open(reading[0].wire, kTelemetryTopic, now); }),
+            Refusal::decrypt_failed);
+  publish(sender->resend_keys(), {&restarted});
+  EXPECT_EQ(body_of(restarted.reader.open(reading[0].wire, kTelemetryTopic, now)), text("two"));
+  // The reader that was removed gets no resent key.
+  publish(sender->set_readers(set_of({&c2}), now), {&c2, &m1});
+  const auto after = sender->resend_keys();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].recipient, 0xc2u);
+  EXPECT_EQ(parse_envelope(after[0].wire).header.type, MessageType::telemetry_key);
+}
+
+std::vector<Bytes> key_envelopes_for(const std::vector<Outgoing>& out, std::uint64_t reader) {
+  std::vector<Bytes> v;
+  for (const Outgoing& o : out) {
+    if (o.type == MessageType::telemetry_key && o.recipient == reader) v.push_back(o.wire);
+  }
+  return v;
+}
+
+// docs/srup-mqtt.md 4.6: a reader keeps the last key envelope per device and opens it at start.
+TEST_F(SrupTelemetry, KeyStoreReopensTheLastKeyAfterARestart_4_6) {
+  test::TempDir tmp("pqot-tk-store");
+  binding_key_topics = true;
+  make_sender({});
+  const auto keys = key_envelopes_for(sender->set_readers(set_of({&c2, &m1}), now), 0xd1);
+  ASSERT_EQ(keys.size(), 1u);
+  const auto reading = sender->seal(text("queued"), now);
+  {
+    TelemetryKeyStore store(tmp.path() / "keys");
+    store.save(kDevice, keys[0]);
+    struct stat st {};
+    ASSERT_EQ(::stat(store.file_of(kDevice).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ASSERT_EQ(::stat(store.dir().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_FALSE(std::filesystem::exists(store.file_of(kDevice).string() + ".tmp"));
+  }
+  // "Restarted": a new reader, a new store over the same directory.
+  ReaderPeer m1_again{0xd1, 3, &device.keys};
+  TelemetryKeyStore store(tmp.path() / "keys");
+  const KeyStoreRestore r = store.restore(m1_again.reader, m1_again.peer.identity, m1_again.lookup, now);
+  EXPECT_EQ(r.restored, 1u);
+  EXPECT_EQ(r.removed, 0u);
+  EXPECT_EQ(body_of(m1_again.reader.open(reading[0].wire, kTelemetryTopic, now)), text("queued"));
+  // Saving again replaces (one file per device: the bound), so a newer epoch wins.
+  const auto rotated = key_envelopes_for(sender->set_readers(set_of({&m1}), now), 0xd1);
+  ASSERT_EQ(rotated.size(), 1u);
+  store.save(kDevice, rotated[0]);
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(store.dir())) files += e.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 1u);
+  ReaderPeer third{0xd1, 3, &device.keys};
+  EXPECT_EQ(store.restore(third.reader, third.peer.identity, third.lookup, now).restored, 1u);
+  EXPECT_EQ(third.reader.epochs(kDevice), (std::vector<std::uint32_t>{8}));
+}
+
+TEST_F(SrupTelemetry, KeyStoreDeletesWhatNoLongerOpensAndSkipsStrangers_4_6) {
+  test::TempDir tmp("pqot-tk-store");
+  binding_key_topics = true;
+  make_sender({});
+  const auto out = sender->set_readers(set_of({&c2, &m1}), now);
+  TelemetryKeyStore store(tmp.path());
+  // m1's key filed under m1, c2's key filed under another device, a damaged file, a stranger.
+  store.save(kDevice, key_envelopes_for(out, 0xd1)[0]);
+  store.save(0xb2, key_envelopes_for(out, 0xd1)[0]);
+  {
+    std::ofstream(tmp.path() / "00000000000000b3.tk") << "not an envelope";
+    std::ofstream(tmp.path() / "notes.txt") << "left alone";
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> refused;
+  auto on_refused = [&](std::uint64_t d, const std::string& why) { refused.emplace_back(d, why); };
+  ReaderPeer c2_again{0xc2, 2, &device.keys};  // c2 opens m1's key: not sealed to it
+  // A monitor keeps the files of devices it does not follow in this run.
+  KeyStoreRestore r = store.restore(c2_again.reader, c2_again.peer.identity, c2_again.lookup, now, on_refused,
+                                    UnknownDevices::keep);
+  EXPECT_EQ(r.restored, 0u);
+  EXPECT_EQ(r.removed, 1u);  // kDevice's: sealed to another reader
+  EXPECT_EQ(r.skipped, 3u);  // 0xb2, 0xb3 (unknown devices) and notes.txt
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].first, kDevice);
+  EXPECT_NE(refused[0].second.find("WRONG_RECIPIENT"), std::string::npos) << refused[0].second;
+  EXPECT_FALSE(std::filesystem::exists(store.file_of(kDevice)));
+  EXPECT_TRUE(std::filesystem::exists(store.file_of(0xb2)));
+  // The C2 deletes them: their devices are no longer joined (or the file is damaged).
+  refused.clear();
+  r = store.restore(c2_again.reader, c2_again.peer.identity, c2_again.lookup, now, on_refused);
+  EXPECT_EQ(r.removed, 2u);
+  EXPECT_EQ(r.skipped, 1u);
+  EXPECT_EQ(refused.size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(tmp.path() / "notes.txt"));
+  EXPECT_FALSE(std::filesystem::exists(store.file_of(0xb2)));
+  EXPECT_TRUE(c2_again.reader.epochs(kDevice).empty());
+  // Expired: a key whose lifetime is over is deleted at start.
+  const auto again = sender->resend_keys();
+  store.save(kDevice, key_envelopes_for(again, 0xd1)[0]);
+  ReaderPeer late{0xd1, 3, &device.keys};
+  refused.clear();
+  r = store.restore(late.reader, late.peer.identity, late.lookup, now + 600'001, on_refused);
+  EXPECT_EQ(r.removed, 1u);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].second.find("EXPIRED"), std::string::npos) << refused[0].second;
+  EXPECT_TRUE(late.reader.epochs(kDevice).empty());
+}
+
+TEST(SrupTelemetryKeyStore, FileNamesAreSixteenHexDigitsDotTk) {
+  EXPECT_EQ(telemetry_key_file_device("00000000000000a1.tk"), 0xa1u);
+  EXPECT_EQ(telemetry_key_file_device("ffffffffffffffff.tk"), std::nullopt);
+  EXPECT_EQ(telemetry_key_file_device("0000000000000000.tk"), std::nullopt);
+  EXPECT_EQ(telemetry_key_file_device("00000000000000A1.tk"), std::nullopt);
+  EXPECT_EQ(telemetry_key_file_device("00000000000000a1.tk.tmp"), std::nullopt);
+  EXPECT_EQ(telemetry_key_file_device("0000000000000a1.tk"), std::nullopt);
+  EXPECT_EQ(telemetry_key_file_device(""), std::nullopt);
 }
 
 }  // namespace

@@ -55,6 +55,44 @@ inline void sync_directory(const std::string& dir) {
   if (rc != 0) throw std::system_error(err, std::generic_category(), "syncing directory '" + dir + "'");
 }
 
+/// Replaces `path` with `content` atomically and durably: `path`.tmp (created with `mode`, not
+/// following a link), written and fsynced, renamed over `path`, the directory fsynced. A crash
+/// leaves the old content or the new one. On failure the temporary file is removed and
+/// std::system_error is thrown, its message naming the path.
+inline void replace_file(const std::string& path, std::string_view content, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  ::unlink(tmp.c_str());  // a leftover of a crash; O_EXCL below then refuses a racing writer
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create '" + tmp + "'");
+  auto fail = [&](int err, const char* what) {
+    ::unlink(tmp.c_str());
+    throw std::system_error(err, std::generic_category(), std::string(what) + " '" + path + "'");
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail(err, "writing");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail(err, "writing");
+  }
+  if (::close(fd) != 0) fail(errno, "writing");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, "cannot replace");
+  const std::string dir = [&] {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string(".") : slash == 0 ? std::string("/") : path.substr(0, slash);
+  }();
+  sync_directory(dir);
+}
+
 /// Reads the whole file at `path` into a `Container` of bytes (a wiping one for secrets), refusing
 /// files over `max_size` bytes before buffering more than that. Unbuffered reads straight into the
 /// container, so no copy is left in a stream buffer. Throws std::system_error for I/O errors and

@@ -82,6 +82,14 @@ class TelemetrySender {
   /// For the caller's timer: a rotation or the pending Checkpoint if its time is up.
   std::vector<Outgoing> tick(std::uint64_t now_ms);
 
+  /// The current epoch's key again, to every reader of the current set (docs/srup-mqtt.md 4.6:
+  /// every key_resend_s, so that a reader that started late or lost its keys reads again): one
+  /// NEW Telemetry Key envelope per reader, with a fresh header from `header_for` (its own
+  /// sequence, so the reader's replay window lets it through) around the same body (epoch, TK,
+  /// checkpoint interval), which a reader holding the key takes as "the same key again" (5.1).
+  /// Nothing before the first Reader Set. Changes no epoch, range or count.
+  std::vector<Outgoing> resend_keys();
+
   bool has_key() const noexcept { return has_key_; }
   std::uint32_t epoch() const noexcept { return epoch_; }
   /// Telemetry envelopes sealed since the last Checkpoint.
@@ -92,6 +100,8 @@ class TelemetrySender {
   void start_epoch(std::vector<Reader> readers, std::uint64_t now_ms,
                    std::vector<Outgoing>& out);
   void flush_checkpoint(std::vector<Outgoing>& out);
+  std::vector<Outgoing> seal_keys(const std::vector<Reader>& readers, std::uint32_t epoch,
+                                  const crypto::SecretBytes& tk);
   Header header(MessageType type, std::uint64_t recipient) const;
 
   const Identity& self_;
