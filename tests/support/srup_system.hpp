@@ -47,16 +47,19 @@ inline CliResult run_program(const std::string& program, std::vector<std::string
   return r;
 }
 
-inline BrokerSetup c2_admin_setup() {
-  BrokerSetup s;
+inline BrokerSetup with_c2_admin(BrokerSetup s) {
   s.admin = "c2-" + srup::id_text(kC2Id);  // the C2 is the broker's dynsec administrator
   return s;
 }
 
+inline BrokerSetup c2_admin_setup() { return with_c2_admin({}); }
+
 // The broker, the C2 and its operator's CLI, and devices made the way docs/srup-mqtt.md 4.1 says.
 class SrupSystem {
  public:
-  SrupSystem() : broker_(pki_, c2_admin_setup()) {
+  SrupSystem() : SrupSystem(c2_admin_setup()) {}
+  /// With the broker set up as `setup` (persistence, bridges, ...); its dynsec admin is the C2.
+  explicit SrupSystem(BrokerSetup setup) : broker_(pki_, with_c2_admin(std::move(setup))) {
     const std::filesystem::path c2 = dir_.path() / "c2";
     std::filesystem::create_directories(c2);
     std::filesystem::permissions(c2, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -80,6 +83,22 @@ class SrupSystem {
     EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
         << c2_->log();
   }
+
+  /// SIGKILL: the C2 gets no chance to save or say goodbye.
+  void kill_c2() { c2_->stop(SIGKILL); }
+  /// Starts the C2 again on the same configuration and state directory, and waits until its
+  /// control socket answers (a killed C2 leaves its socket file behind: its existence says nothing).
+  void restart_c2() {
+    c2_ = std::make_unique<ChildProcess>(bin("srup-c2"), std::vector<std::string>{"--config", (dir_.path() / "c2" / "c2.toml").string()},
+                                         false);
+    EXPECT_TRUE(eventually([&] { return c2_->wait_exit(std::chrono::milliseconds(1)) || c2_cli({"status"}).exit_code == 0; },
+                           kPatience * 3))
+        << c2_->log() << c2_->out();
+  }
+
+  /// A broker client key and certificate for `cn` from the broker's CA, as `d`/broker.key and
+  /// `d`/broker.crt (for identities the C2 does not enrol: a bridge, another broker's operator).
+  void issue_client_files(const std::filesystem::path& d, const std::string& cn) { broker_files(d, cn); }
 
   CliResult c2_cli(std::vector<std::string> args) {
     args.insert(args.begin(), {"c2", "--socket", socket_});
