@@ -9,7 +9,7 @@
 #include <atomic>
 #include <fstream>
 #include <iostream>
-#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
