@@ -109,15 +109,13 @@ void Daemon::run() {
     asio::post(io_, [this, e] { on_connection(e); });
   });
   mqtt_->on_suback([this](const mqtt::SubackEvent& e) {
-    if (e.granted()) {
-      if (e.filter == mqtt::dynsec::kResponseTopic) asio::post(io_, [this] { release_dynsec(); });
-      return;
+    if (!e.granted()) {
+      asio::post(io_, [this, e] {
+        ++counters_.broker_refusals;
+        spdlog::error("the broker refused our subscription to {} (0x{:02x}): is {} the broker's dynsec admin?",
+                      e.filter, e.result, username_);
+      });
     }
-    asio::post(io_, [this, e] {
-      ++counters_.broker_refusals;
-      spdlog::error("the broker refused our subscription to {} (0x{:02x}): is {} the broker's dynsec admin?",
-                    e.filter, e.result, username_);
-    });
   });
   mqtt_->on_puback([this](const mqtt::PubackEvent& e) {
     if (!e.accepted()) {
@@ -172,7 +170,6 @@ void Daemon::seen(std::uint64_t device) {
 void Daemon::housekeeping() {
   try {
     state_->flush();
-    expire_held_dynsec();
     const PruneCounts p = registry_->prune(now_ms());
     (void)p;
     for (const srup::EnvelopeRef& r : telemetry_->take_unconfirmed()) {

@@ -119,14 +119,8 @@ class Daemon {
   nlohmann::json device_json(const Device& d);
   std::vector<mqtt::dynsec::Acl> device_acls(std::uint64_t device) const;
   std::vector<mqtt::dynsec::Acl> monitor_acls_for(std::uint64_t monitor, std::uint64_t device) const;
-  /// The commands one after the other; `done` on our thread with "" or the first error. Held
-  /// until the broker granted our subscription to the plugin's answers (dynsec_ready()).
+  /// The commands one after the other; `done` on our thread with "" or the first error.
   void run_dynsec(std::vector<nlohmann::json> commands, std::function<void(std::string)> done);
-  bool dynsec_ready() const;
-  /// Starts the held sequences (the answer subscription was granted) ...
-  void release_dynsec();
-  /// ... or fails those held longer than kDynsecHoldLimit.
-  void expire_held_dynsec();
 
   // --- metrics (daemon_metrics.cpp) ---
   std::string metrics_page();
@@ -151,12 +145,6 @@ class Daemon {
   asio::steady_timer housekeeping_timer_;
   asio::signal_set signals_;
 
-  struct HeldDynsec {
-    std::vector<nlohmann::json> commands;
-    std::function<void(std::string)> done;
-    std::chrono::steady_clock::time_point deadline;
-  };
-  std::vector<HeldDynsec> dynsec_held_;  ///< at most kMaxHeldDynsec
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  ///< by hex token
   std::map<std::uint64_t, JoinInProgress> joins_;                  ///< by device
   std::map<std::uint64_t, std::vector<ProvisionalReading>> provisional_;

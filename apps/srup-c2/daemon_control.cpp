@@ -248,42 +248,8 @@ std::vector<dynsec::Acl> Daemon::monitor_acls_for(std::uint64_t monitor, std::ui
           {T::publish_client_receive, tk, true, 0}};
 }
 
-bool Daemon::dynsec_ready() const {
-  const auto granted = mqtt_->subscription_result(std::string(mqtt::dynsec::kResponseTopic));
-  return connected_ && granted && *granted >= 0 && *granted < 0x80;  // SubackEvent::granted()
-}
-
-void Daemon::release_dynsec() {
-  std::vector<HeldDynsec> held;
-  held.swap(dynsec_held_);
-  for (HeldDynsec& h : held) run_dynsec(std::move(h.commands), std::move(h.done));
-}
-
-void Daemon::expire_held_dynsec() {
-  const auto now = std::chrono::steady_clock::now();
-  std::vector<HeldDynsec> expired;
-  std::erase_if(dynsec_held_, [&](HeldDynsec& h) {
-    if (h.deadline > now) return false;
-    expired.push_back(std::move(h));
-    return true;
-  });
-  for (HeldDynsec& h : expired) {
-    h.done("the broker connection is not ready: no subscription to the dynsec answers within " +
-           std::to_string(kDynsecHoldLimit.count()) + " ms");
-  }
-}
-
 void Daemon::run_dynsec(std::vector<json> commands, std::function<void(std::string)> done) {
   if (commands.empty()) return done({});
-  // A command published before the broker granted our subscription to the plugin's answers (just
-  // after our start, or after a reconnect into a new session) is answered to nobody: hold it.
-  if (!dynsec_ready()) {
-    if (dynsec_held_.size() >= kMaxHeldDynsec) {
-      return done("busy: " + std::to_string(kMaxHeldDynsec) + " broker registrations wait for the broker connection");
-    }
-    dynsec_held_.push_back({std::move(commands), std::move(done), std::chrono::steady_clock::now() + kDynsecHoldLimit});
-    return;
-  }
   json first = std::move(commands.front());
   commands.erase(commands.begin());
   dynsec_->submit(std::move(first), [this, rest = std::move(commands), done = std::move(done)](const mqtt::DynsecResult& r) mutable {

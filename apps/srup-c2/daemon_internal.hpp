@@ -17,10 +17,6 @@ inline constexpr std::size_t kRegistryPage = 500;
 /// Messages handed from the MQTT thread to ours and not yet handled; past it they are dropped and
 /// counted (srup_c2_overload_drops_total).
 inline constexpr std::size_t kMaxQueuedMessages = 10'000;
-/// Dynsec sequences held until the broker granted our subscription to the plugin's answers, and
-/// how long each may wait (the admin's own answer timeout).
-inline constexpr std::size_t kMaxHeldDynsec = 64;
-inline constexpr std::chrono::milliseconds kDynsecHoldLimit{10'000};
 /// Telemetry readings held until their Checkpoint confirms them, in all devices.
 inline constexpr std::size_t kMaxProvisionalReadings = 100'000;
 /// A device heard from within this is shown online.
