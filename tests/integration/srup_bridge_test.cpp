@@ -29,10 +29,15 @@ mqtt::ClientOptions bridge_test_client(const MosquittoBroker& broker, const std:
   return o;
 }
 
-fs::path bridge_test_dir(const SrupSystem& sys, const std::string& name) {
-  const fs::path d = sys.dir() / name;
+// A directory with broker.key and broker.crt for `cn`, from the broker's CA (identities the C2
+// does not enrol: the bridge, the edge broker's operator).
+fs::path bridge_test_identity(const SrupSystem& sys, const std::string& cn) {
+  const fs::path d = sys.dir() / cn;
   fs::create_directories(d);
   fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
+  const auto kr = pki::make_key_and_request(cn);
+  pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+  write_text(d / "broker.crt", pki::issue_client_certificate(pki::CaFiles::in_dir(sys.pki().dir()), kr.csr_pem, cn, 30).pem);
   return d;
 }
 
@@ -49,10 +54,8 @@ TEST(SrupBridge, JoinCommandAndTelemetryCrossTwoBridgedBrokers) {
   }
 
   // The edge broker dials home with the bridge's certificate; its own dynsec admin is its operator.
-  const fs::path bridge_dir = bridge_test_dir(sys, "bridge");
-  sys.issue_client_files(bridge_dir, "bridge-" + kBridgeName);
-  const fs::path edge_ops_dir = bridge_test_dir(sys, "edge-ops");
-  sys.issue_client_files(edge_ops_dir, kEdgeAdmin);
+  const fs::path bridge_dir = bridge_test_identity(sys, "bridge-" + kBridgeName);
+  const fs::path edge_ops_dir = bridge_test_identity(sys, kEdgeAdmin);
   mqtt::BridgeConfig bridge;
   bridge.name = kBridgeName;
   bridge.remote_host = "127.0.0.1";

@@ -93,7 +93,7 @@ class CommandStream {
 
 // A joined device with Action 8 (appends its argument to `lines`) and 1-phase telemetry every 100 ms.
 struct RestartRig {
-  explicit RestartRig(BrokerSetup setup = {}) : sys(std::move(setup)) {
+  explicit RestartRig(BrokerSetup setup = {}) : sys("", std::move(setup)) {
     lines = sys.dir() / "lines";
     script = sys.dir() / "append.sh";
     write_text(script, "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '" + lines.string() + "'\n");

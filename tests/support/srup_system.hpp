@@ -57,9 +57,10 @@ inline BrokerSetup c2_admin_setup() { return with_c2_admin({}); }
 // The broker, the C2 and its operator's CLI, and devices made the way docs/srup-mqtt.md 4.1 says.
 class SrupSystem {
  public:
-  SrupSystem() : SrupSystem(c2_admin_setup()) {}
-  /// With the broker set up as `setup` (persistence, bridges, ...); its dynsec admin is the C2.
-  explicit SrupSystem(BrokerSetup setup) : broker_(pki_, with_c2_admin(std::move(setup))) {
+  /// `extra_c2_config`: more sections for c2.toml (not [c2], [broker], [enrolment], [commands]);
+  /// `broker_setup`: the broker's (persistence, bridges, ...); its dynsec admin is always the C2.
+  explicit SrupSystem(const std::string& extra_c2_config = "", BrokerSetup broker_setup = {})
+      : broker_(pki_, with_c2_admin(std::move(broker_setup))) {
     const std::filesystem::path c2 = dir_.path() / "c2";
     std::filesystem::create_directories(c2);
     std::filesystem::permissions(c2, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -73,7 +74,7 @@ class SrupSystem {
                (c2 / "broker.key").string() + "\"\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n"
                "[enrolment]\nca_cert = \"" + pki_.ca() + "\"\nca_key = \"" + pki_.file("ca.key") + "\"\n"
                "default_join = \"simple\"\n"
-               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n");
+               "[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n" + extra_c2_config);
     start_c2();
   }
 
@@ -82,23 +83,30 @@ class SrupSystem {
                                          false);
     EXPECT_TRUE(eventually([&] { return std::filesystem::exists(socket_) || c2_->wait_exit(std::chrono::milliseconds(1)); }))
         << c2_->log();
+    // Enrolment drives the broker's dynsec plugin: a command sent before the C2's first CONNACK
+    // (and its SUBSCRIBE to the plugin's responses) can lose its answer and time out.
+    EXPECT_TRUE(eventually([&] { return broker_connected(); }, kPatience * 3)) << c2_->out();
+  }
+
+  /// The C2 says (status) that it is connected to the broker.
+  bool broker_connected() {
+    const CliResult r = c2_cli({"--json", "status"});
+    if (r.exit_code != 0) return false;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    return j.is_object() && j.contains("broker") && j["broker"].value("connected", false);
   }
 
   /// SIGKILL: the C2 gets no chance to save or say goodbye.
   void kill_c2() { c2_->stop(SIGKILL); }
-  /// Starts the C2 again on the same configuration and state directory, and waits until its
-  /// control socket answers (a killed C2 leaves its socket file behind: its existence says nothing).
+  /// Starts the C2 again on the same configuration and state directory, and waits until it
+  /// reports its broker connection (a killed C2 leaves its socket file behind: its existence says
+  /// nothing).
   void restart_c2() {
     c2_ = std::make_unique<ChildProcess>(bin("srup-c2"), std::vector<std::string>{"--config", (dir_.path() / "c2" / "c2.toml").string()},
                                          false);
-    EXPECT_TRUE(eventually([&] { return c2_->wait_exit(std::chrono::milliseconds(1)) || c2_cli({"status"}).exit_code == 0; },
-                           kPatience * 3))
+    EXPECT_TRUE(eventually([&] { return c2_->wait_exit(std::chrono::milliseconds(1)) || broker_connected(); }, kPatience * 3))
         << c2_->log() << c2_->out();
   }
-
-  /// A broker client key and certificate for `cn` from the broker's CA, as `d`/broker.key and
-  /// `d`/broker.crt (for identities the C2 does not enrol: a bridge, another broker's operator).
-  void issue_client_files(const std::filesystem::path& d, const std::string& cn) { broker_files(d, cn); }
 
   CliResult c2_cli(std::vector<std::string> args) {
     args.insert(args.begin(), {"c2", "--socket", socket_});
