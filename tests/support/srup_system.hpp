@@ -48,17 +48,20 @@ inline CliResult run_program(const std::string& program, std::vector<std::string
   return r;
 }
 
-inline BrokerSetup c2_admin_setup() {
-  BrokerSetup s;
+inline BrokerSetup with_c2_admin(BrokerSetup s) {
   s.admin = "c2-" + srup::id_text(kC2Id);  // the C2 is the broker's dynsec administrator
   return s;
 }
 
+inline BrokerSetup c2_admin_setup() { return with_c2_admin({}); }
+
 // The broker, the C2 and its operator's CLI, and devices made the way docs/srup-mqtt.md 4.1 says.
 class SrupSystem {
  public:
-  /// `extra_c2_config`: more sections for c2.toml (not [c2], [broker], [enrolment], [commands]).
-  explicit SrupSystem(const std::string& extra_c2_config = "") : broker_(pki_, c2_admin_setup()) {
+  /// `extra_c2_config`: more sections for c2.toml (not [c2], [broker], [enrolment], [commands]);
+  /// `broker_setup`: the broker's (persistence, bridges, ...); its dynsec admin is always the C2.
+  explicit SrupSystem(const std::string& extra_c2_config = "", BrokerSetup broker_setup = {})
+      : broker_(pki_, with_c2_admin(std::move(broker_setup))) {
     const std::filesystem::path c2 = dir_.path() / "c2";
     std::filesystem::create_directories(c2);
     std::filesystem::permissions(c2, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -92,6 +95,18 @@ class SrupSystem {
     if (r.exit_code != 0) return false;
     const auto j = nlohmann::json::parse(r.out, nullptr, false);
     return j.is_object() && j.contains("broker") && j["broker"].value("connected", false);
+  }
+
+  /// SIGKILL: the C2 gets no chance to save or say goodbye.
+  void kill_c2() { c2_->stop(SIGKILL); }
+  /// Starts the C2 again on the same configuration and state directory, and waits until it
+  /// reports its broker connection (a killed C2 leaves its socket file behind: its existence says
+  /// nothing).
+  void restart_c2() {
+    c2_ = std::make_unique<ChildProcess>(bin("srup-c2"), std::vector<std::string>{"--config", (dir_.path() / "c2" / "c2.toml").string()},
+                                         false);
+    EXPECT_TRUE(eventually([&] { return c2_->wait_exit(std::chrono::milliseconds(1)) || broker_connected(); }, kPatience * 3))
+        << c2_->log() << c2_->out();
   }
 
   CliResult c2_cli(std::vector<std::string> args) {
