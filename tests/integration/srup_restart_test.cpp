@@ -205,7 +205,7 @@ TEST(SrupRestart, DeviceKilledMidStreamRunsNoCommandTwiceAndAnswersEvery) {
   restart_mid_stream(rig, [&] {
     rig.device->stop(SIGKILL);
     rig.start_device();
-  }, /*telemetry=*/false);  // DISABLED_TelemetryResumesAfterTheDeviceIsKilled below
+  }, /*telemetry=*/false);  // telemetry: TelemetryResumesAfterTheDeviceIsKilled below
   EXPECT_EQ(rig.sys.c2().stop(), 0) << rig.sys.c2().log();
 }
 
@@ -224,7 +224,7 @@ TEST(SrupRestart, C2KilledMidStreamKeepsItsRegistryAndResendsItsOutbox) {
     rig.sys.kill_c2();
     rig.sys.restart_c2();
     rig.device->signal(SIGCONT);
-  }, /*telemetry=*/false);  // DISABLED_TelemetryResumesAfterTheC2IsKilled below
+  }, /*telemetry=*/false);  // telemetry: TelemetryResumesAfterTheC2IsKilled below
   // What was pending when the C2 died was sent again by the restarted C2 and answered.
   for (const json& c : rig.actions()) {
     if (pending_at_kill.count(c.value("token", "")) == 0) continue;
@@ -254,8 +254,8 @@ TEST(SrupRestart, BrokerKilledMidStreamComesBackWithItsSessionsAndRegistrations)
 
 // Telemetry after the device or the C2 restarts needs docs/srup-mqtt.md 4.6's "at each start"
 // (the device keeps its Reader Set and sends a new key when it starts) and the reader's stored
-// keys or the periodic key resend (a restarted C2 has lost the keys it held in memory). Until those
-// are built these two fail, and are disabled; run them with --gtest_also_run_disabled_tests.
+// keys or the periodic key resend (a restarted C2 would otherwise have lost the keys it held in
+// memory). Without those, both fail.
 void telemetry_resumes_after(RestartRig& rig, const std::function<void()>& restart) {
   ASSERT_TRUE(eventually([&] { return !rig.telemetry().empty(); }, kPatience * 3)) << rig.device->out() << rig.sys.c2().out();
   restart();
