@@ -2,7 +2,7 @@
 JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
 # Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 6
 
 .PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-simulated bench-gateway test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean

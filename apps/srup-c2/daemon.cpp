@@ -138,7 +138,17 @@ void Daemon::run() {
                config_.control.socket.string(), endpoint_->peer_count());
   sweep_outbox();
   housekeeping();
-  io_.run();
+  // A handler that throws loses its own work, not the daemon: asio lets run() go on after an
+  // exception, and what a peer sent must never be able to stop the C2 (docs/srup-c2.md).
+  for (;;) {
+    try {
+      io_.run();
+      break;
+    } catch (const std::exception& e) {
+      ++counters_.refusals["INTERNAL"];
+      if (log_limiter_.allow().log) spdlog::error("internal error in a handler (the daemon carries on): {}", e.what());
+    }
+  }
   mqtt_->stop();
   state_->flush();
   spdlog::info("srup-c2 stopped");
@@ -216,7 +226,11 @@ void Daemon::on_message(const mqtt::Message& m) {
   }
   asio::post(io_, [this, m] {
     queued_.fetch_sub(1);
-    dispatch(m);
+    try {
+      dispatch(m);
+    } catch (const std::exception& e) {
+      refuse("INTERNAL", 0, e.what());
+    }
   });
 }
 

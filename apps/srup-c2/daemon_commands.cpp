@@ -118,8 +118,16 @@ void Daemon::on_answer(const Device& d, const srup::Inbound& in) {
     status = static_cast<std::uint8_t>(srup::Status::action_success);
     detail = data.data_id + "=" + srup::to_text(data.value);
     if (detail.size() > kMaxDetailLength) detail.resize(kMaxDetailLength);
-    data_answer = nlohmann::json{{"type", "data"}, {"id", data.data_id}, {"value", value_json(data.value)}};
-    registry_->add_data(d.id, now, data.data_id, value_json(data.value).dump());
+    // A value whose JSON text exceeds the registry's bound (a string of control bytes grows six
+    // times when escaped) is stored as its type and size: the answer must still reach its command.
+    nlohmann::json value = value_json(data.value);
+    std::string value_text = value.dump();
+    if (value_text.size() > kMaxValueLength) {
+      value = nlohmann::json{{"type", value.is_object() ? value.value("type", "") : ""}, {"truncated", true}, {"json_bytes", value_text.size()}};
+      value_text = value.dump();
+    }
+    data_answer = nlohmann::json{{"type", "data"}, {"id", data.data_id}, {"value", value}};
+    registry_->add_data(d.id, now, data.data_id, value_text);
   }
   const auto entry = registry_->outbox_answer(d.id, in.header.token, status, detail, now);
   if (!entry) {

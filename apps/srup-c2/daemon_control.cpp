@@ -248,10 +248,14 @@ void Daemon::authorize(const Authorize& r, const ControlServer::Reply& reply) {
   }
   run_dynsec(std::move(commands), [this, r, reply](std::string error) {
     if (!error.empty()) return reply(format_error(ControlErrorCode::unavailable, "broker: " + error));
-    if (r.allow) {
-      registry_->allow_read(r.monitor, r.device, now_ms(), "control");
-    } else {
-      registry_->revoke_read(r.monitor, r.device, now_ms(), "control");
+    try {  // the device or the monitor may have changed state while the broker answered
+      if (r.allow) {
+        registry_->allow_read(r.monitor, r.device, now_ms(), "control");
+      } else {
+        registry_->revoke_read(r.monitor, r.device, now_ms(), "control");
+      }
+    } catch (const std::exception& e) {
+      return reply(format_error(ControlErrorCode::conflict, e.what()));
     }
     const auto d2 = registry_->device(r.device);
     if (d2 && d2->state == DeviceState::joined) send_reader_set(r.device);

@@ -100,7 +100,15 @@ void Agent::run() {
   spdlog::info("srup-device {} started (C2 {}, {})", srup::id_text(identity_.self.id), srup::id_text(c2_.id),
                membership_name());
   telemetry_start();
-  io_.run();
+  // A handler that throws loses its own work, not the agent (asio lets run() go on).
+  for (;;) {
+    try {
+      io_.run();
+      break;
+    } catch (const std::exception& e) {
+      refuse("INTERNAL", std::string("a handler failed: ") + e.what());
+    }
+  }
   mqtt_->stop();
   state_->flush();
   spdlog::info("srup-device stopped");

@@ -298,6 +298,19 @@ TEST(SrupHostileSystem, StrangersAndAHostileDeviceAreRefusedWhileTheC2AndItsDevi
     EXPECT_EQ(hostile_metric(c2_metrics, hostile_refusals("srup_c2", reason)), n) << reason;
   }
 
+  // Data it reports by itself: a string of 4,096 control bytes, valid and authenticated, but six
+  // times longer as escaped JSON than the registry stores a value. Once, this stopped the C2 (an
+  // exception out of its message handler); it is kept as its type and size, and the C2 carries on.
+  const std::string control_bytes(4096, '\x01');
+  const crypto::Bytes blob = bad_peer.endpoint.make(kC2Id, srup::MessageType::data,
+                                                    srup::Data{"blob", srup::Value{control_bytes}}, bad_topic,
+                                                    hostile_token());
+  ASSERT_EQ(bad.publish_acked(bad_topic, hostile_text(blob)), 0);
+  EXPECT_TRUE(eventually([&] {
+    const CliResult r = sys.c2_cli({"--json", "history", srup::id_text(0xbd), "data"});
+    return r.exit_code == 0 && r.out.find("truncated") != std::string::npos;
+  })) << sys.c2().out();
+
   // Nobody else was touched: the C2 never saw the stranger's or the broker-refused publishes, kept
   // its broker connection, and device A (never reached) still acts.
   const std::string c2_log = sys.c2().out();
