@@ -14,12 +14,9 @@
 
 namespace pqot::common {
 
-/// Creates `path` (it must not exist: O_EXCL) with permissions `mode`, writes `content`, fsyncs
-/// and closes it. On any failure the partial file is removed and std::system_error is thrown,
-/// its message naming the path.
-inline void write_new_file(const std::string& path, std::string_view content, mode_t mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create '" + path + "'");
+/// Writes all of `content` to `fd`, fsyncs and closes it (whatever happens): 0, or the errno of
+/// the first failure.
+inline int write_sync_close(int fd, std::string_view content) {
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -27,19 +24,25 @@ inline void write_new_file(const std::string& path, std::string_view content, mo
     if (n <= 0) {
       const int err = n < 0 ? errno : EIO;
       ::close(fd);
-      ::unlink(path.c_str());
-      throw std::system_error(err, std::generic_category(), "writing '" + path + "'");
+      return err;
     }
     done += static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0) {
     const int err = errno;
     ::close(fd);
-    ::unlink(path.c_str());
-    throw std::system_error(err, std::generic_category(), "writing '" + path + "'");
+    return err;
   }
-  if (::close(fd) != 0) {
-    const int err = errno;
+  return ::close(fd) != 0 ? errno : 0;
+}
+
+/// Creates `path` (it must not exist: O_EXCL) with permissions `mode`, writes `content`, fsyncs
+/// and closes it. On any failure the partial file is removed and std::system_error is thrown,
+/// its message naming the path.
+inline void write_new_file(const std::string& path, std::string_view content, mode_t mode) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create '" + path + "'");
+  if (const int err = write_sync_close(fd, content); err != 0) {
     ::unlink(path.c_str());
     throw std::system_error(err, std::generic_category(), "writing '" + path + "'");
   }
@@ -68,23 +71,7 @@ inline void replace_file(const std::string& path, std::string_view content, mode
     ::unlink(tmp.c_str());
     throw std::system_error(err, std::generic_category(), std::string(what) + " '" + path + "'");
   };
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      fail(err, "writing");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    fail(err, "writing");
-  }
-  if (::close(fd) != 0) fail(errno, "writing");
+  if (const int err = write_sync_close(fd, content); err != 0) fail(err, "writing");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail(errno, "cannot replace");
   const std::string dir = [&] {
     const auto slash = path.rfind('/');
