@@ -27,10 +27,10 @@ build-asan: deps
 	    -DCMAKE_UNITY_BUILD=ON -DPQOT_BENCH=OFF >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 
-# libFuzzer targets (clang): build-fuzz/bin/fuzz_*.
+# libFuzzer targets (clang): build-fuzz/bin/fuzz_*. A unity build, as the others are (CI time).
 build-fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	    -DPQOT_FUZZ=ON -DPQOT_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	    -DPQOT_FUZZ=ON -DPQOT_FUZZ_SECONDS=$(FUZZ_SECONDS) -DCMAKE_UNITY_BUILD=ON >/dev/null
 	@cmake --build build-fuzz -j$(JOBS)
 
 demo: build
