@@ -13,6 +13,7 @@
 #include "../support/child_process.hpp"
 #include "../support/cli_fields.hpp"
 #include "../support/temp_dir.hpp"
+#include "../support/usage_error.hpp"
 #include "pqot/srup/identity.hpp"
 #include "pqot/srup/protect.hpp"
 
@@ -50,11 +51,7 @@ void write_file(const std::string& path, const std::string& content) {
 }
 
 void expect_usage(const ProcessResult& r, const std::string& mentions) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err.rfind("srup: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(mentions), std::string::npos) << "expected '" << mentions << "' in " << r.err;
+  pqot::test::expect_usage_error(r, mentions, "srup");
 }
 
 void expect_refused(const ProcessResult& r, const std::string& reason) {
