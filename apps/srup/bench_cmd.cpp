@@ -115,8 +115,10 @@ Pair make_pair_of(srup::Suite suite) {
     for (auto [id, self, keys] : {std::tuple{kC2, &p.c2, &p.c2_keys}, std::tuple{kDevice, &p.device, &p.device_keys}}) {
       auto s = sig.keygen();
       auto k = oaep.keygen();
-      *self = srup::Identity{id, suite, s.secret_key, k.secret_key, k.public_key};
-      *keys = srup::PeerKeys{suite, s.public_key, k.public_key};
+      *self = srup::Identity{id, suite, s.secret_key, k.secret_key, k.public_key, {}};
+      srup::prepare_signer(*self);
+      *keys = srup::PeerKeys{suite, s.public_key, k.public_key, {}};
+      srup::prepare_verifier(*keys);
     }
     return p;
   }
@@ -133,6 +135,9 @@ Pair make_pair_of(srup::Suite suite) {
   p.c2_keys = c2.pub.keys;
   p.device = std::move(dev.self);
   p.device_keys = dev.pub.keys;
+  // As Endpoint does for the peers it hears from: their signature keys prepared once.
+  srup::prepare_verifier(p.c2_keys);
+  srup::prepare_verifier(p.device_keys);
   return p;
 }
 

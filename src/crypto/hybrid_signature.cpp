@@ -92,4 +92,62 @@ void MlDsa65Ed25519::check_public_key(ByteView public_key) const {
   require_size(public_key, public_key_size(), "public key", "ML-DSA-65+Ed25519");
 }
 
+namespace {
+
+// The components' prepared keys, both of one kind.
+class PreparedHybrid final : public PreparedSignatureKey {
+ public:
+  PreparedHybrid(PreparedSignatureKeyPtr pq, PreparedSignatureKeyPtr ed, bool secret)
+      : pq(std::move(pq)), ed(std::move(ed)), secret(secret) {}
+  PreparedSignatureKeyPtr pq, ed;
+  bool secret;
+};
+
+const PreparedHybrid& prepared_hybrid(const PreparedSignatureKey& key, bool secret) {
+  const auto* p = dynamic_cast<const PreparedHybrid*>(&key);
+  if (p == nullptr || p->secret != secret) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string("ML-DSA-65+Ed25519: not a ") + (secret ? "secret" : "public") +
+                    " key it prepared");
+  }
+  return *p;
+}
+
+}  // namespace
+
+PreparedSignatureKeyPtr MlDsa65Ed25519::prepare_secret_key(ByteView secret_key) const {
+  require_size(secret_key, secret_key_size(), "secret key", "ML-DSA-65+Ed25519");
+  return std::make_shared<const PreparedHybrid>(
+      ml_dsa_.prepare_secret_key(secret_key.first(kMlDsaSk)),
+      ed25519_.prepare_secret_key(secret_key.subspan(kMlDsaSk)), true);
+}
+
+PreparedSignatureKeyPtr MlDsa65Ed25519::prepare_public_key(ByteView public_key) const {
+  check_public_key(public_key);
+  return std::make_shared<const PreparedHybrid>(
+      ml_dsa_.prepare_public_key(public_key.first(kMlDsaPk)),
+      ed25519_.prepare_public_key(public_key.subspan(kMlDsaPk)), false);
+}
+
+Bytes MlDsa65Ed25519::sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg,
+                                    ByteView ctx, ByteView rnd) const {
+  const PreparedHybrid& k = prepared_hybrid(secret_key, true);
+  require_size(rnd, rnd_size(), "rnd", "ML-DSA-65+Ed25519");
+  const Bytes m_prime = message_representative(msg, ctx);
+  Bytes sig = ml_dsa_.sign_prepared(*k.pq, m_prime, as_bytes(kLabel), rnd);
+  append(sig, ed25519_.sign_prepared(*k.ed, m_prime, {}, {}));
+  return sig;
+}
+
+bool MlDsa65Ed25519::verify_prepared(const PreparedSignatureKey& public_key, ByteView msg,
+                                     ByteView ctx, ByteView signature) const {
+  const PreparedHybrid& k = prepared_hybrid(public_key, false);
+  const Bytes m_prime = message_representative(msg, ctx);
+  if (signature.size() != signature_size()) return false;
+  const bool pq_ok =
+      ml_dsa_.verify_prepared(*k.pq, m_prime, as_bytes(kLabel), signature.first(kMlDsaSig));
+  const bool ed_ok = ed25519_.verify_prepared(*k.ed, m_prime, {}, signature.subspan(kMlDsaSig));
+  return pq_ok && ed_ok;
+}
+
 }  // namespace pqot::crypto

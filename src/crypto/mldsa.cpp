@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
 
 #include "mldsa/dsa.hpp"
 #include "mldsa/params.hpp"
 #include "pqot/crypto/error.hpp"
+#include "pqot/crypto/secure.hpp"
 #include "size_check.hpp"
 
 namespace pqot::crypto {
@@ -75,6 +77,45 @@ decltype(auto) dispatch(MlDsaParameterSet set, F&& f) {
   return f.template operator()<6>();
 }
 
+// Prepared keys (mldsa.hpp): the expanded forms of dsa.hpp on the heap, one class per rank so that
+// a key of another parameter set fails the dynamic_cast.
+template <int K>
+class PreparedSecret final : public PreparedSignatureKey {
+ public:
+  explicit PreparedSecret(const std::uint8_t* sk) : key_(std::make_unique<mldsa::ExpandedSecretKey<K>>()) {
+    mldsa::expand_secret_key<K>(*key_, sk);
+  }
+  ~PreparedSecret() override { secure_wipe(key_.get(), sizeof(*key_)); }
+  PreparedSecret(const PreparedSecret&) = delete;
+  PreparedSecret& operator=(const PreparedSecret&) = delete;
+  const mldsa::ExpandedSecretKey<K>& key() const noexcept { return *key_; }
+
+ private:
+  std::unique_ptr<mldsa::ExpandedSecretKey<K>> key_;
+};
+
+template <int K>
+class PreparedPublic final : public PreparedSignatureKey {
+ public:
+  explicit PreparedPublic(const std::uint8_t* pk) : key_(std::make_unique<mldsa::ExpandedPublicKey<K>>()) {
+    mldsa::expand_public_key<K>(*key_, pk);
+  }
+  const mldsa::ExpandedPublicKey<K>& key() const noexcept { return *key_; }
+
+ private:
+  std::unique_ptr<mldsa::ExpandedPublicKey<K>> key_;
+};
+
+template <class T>
+const T& prepared_as(const PreparedSignatureKey& key, std::string_view alg, const char* kind) {
+  const auto* p = dynamic_cast<const T*>(&key);
+  if (p == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(alg) + ": not a " + kind + " key this parameter set prepared");
+  }
+  return *p;
+}
+
 }  // namespace
 
 MlDsa::MlDsa(MlDsaParameterSet set) noexcept : set_(set) {}
@@ -134,6 +175,47 @@ bool MlDsa::verify_mu(ByteView public_key, ByteView mu, ByteView signature) cons
   if (signature.size() != signature_size()) return false;
   return dispatch(set_, [&]<int K>() {
     return mldsa::verify_internal_mu<K>(public_key.data(), mu.data(), signature.data());
+  });
+}
+
+PreparedSignatureKeyPtr MlDsa::prepare_secret_key(ByteView secret_key) const {
+  require_size(secret_key, secret_key_size(), "secret key", name());
+  return dispatch(set_, [&]<int K>() -> PreparedSignatureKeyPtr {
+    return std::make_shared<const PreparedSecret<K>>(secret_key.data());
+  });
+}
+
+PreparedSignatureKeyPtr MlDsa::prepare_public_key(ByteView public_key) const {
+  require_size(public_key, public_key_size(), "public key", name());
+  return dispatch(set_, [&]<int K>() -> PreparedSignatureKeyPtr {
+    return std::make_shared<const PreparedPublic<K>>(public_key.data());
+  });
+}
+
+Bytes MlDsa::sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg, ByteView ctx,
+                           ByteView rnd) const {
+  const ContextPrefix prefix = context_prefix(ctx, name());
+  require_size(rnd, kSeedBytes, "rnd", name());
+  Bytes sig(signature_size());
+  const bool ok = dispatch(set_, [&]<int K>() {
+    const auto& sk = prepared_as<PreparedSecret<K>>(secret_key, name(), "secret").key();
+    std::array<std::uint8_t, kCrhBytes> mu;
+    mldsa::message_representative(mu.data(), sk.tr, prefix.view(), msg);
+    return mldsa::sign_expanded_mu<K>(sig.data(), sk, mu.data(), rnd.data());
+  });
+  if (!ok) throw Error(ErrorCode::internal, std::string(name()) + ": signing did not terminate");
+  return sig;
+}
+
+bool MlDsa::verify_prepared(const PreparedSignatureKey& public_key, ByteView msg, ByteView ctx,
+                            ByteView signature) const {
+  const ContextPrefix prefix = context_prefix(ctx, name());
+  return dispatch(set_, [&]<int K>() {
+    const auto& pk = prepared_as<PreparedPublic<K>>(public_key, name(), "public").key();
+    if (signature.size() != signature_size()) return false;
+    std::array<std::uint8_t, kCrhBytes> mu;
+    mldsa::message_representative(mu.data(), pk.tr, prefix.view(), msg);
+    return mldsa::verify_expanded_mu<K>(pk, mu.data(), signature.data());
   });
 }
 

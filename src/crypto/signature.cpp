@@ -39,6 +39,63 @@ Bytes Signature::sign_deterministic(ByteView secret_key, ByteView msg, ByteView 
 }
 
 namespace {
+
+// The default prepared key: the bytes, for schemes with nothing worth decoding ahead.
+class PreparedBytes final : public PreparedSignatureKey {
+ public:
+  PreparedBytes(const Signature& owner, bool secret, ByteView bytes)
+      : owner_(&owner), secret_(secret), bytes_(bytes.begin(), bytes.end()) {}
+  ByteView bytes_for(const Signature& alg, bool secret) const {
+    if (&alg != owner_ || secret != secret_) {
+      throw Error(ErrorCode::invalid_argument, std::string(alg.name()) + ": a " +
+                                                   (secret ? "secret" : "public") +
+                                                   " key this scheme did not prepare");
+    }
+    return bytes_;
+  }
+
+ private:
+  const Signature* owner_;
+  bool secret_;
+  SecretBytes bytes_;
+};
+
+ByteView prepared_bytes(const Signature& alg, const PreparedSignatureKey& key, bool secret) {
+  const auto* p = dynamic_cast<const PreparedBytes*>(&key);
+  if (p == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(alg.name()) + ": a key this scheme did not prepare");
+  }
+  return p->bytes_for(alg, secret);
+}
+
+}  // namespace
+
+PreparedSignatureKeyPtr Signature::prepare_secret_key(ByteView secret_key) const {
+  if (secret_key_size() != 0 && secret_key.size() != secret_key_size()) {
+    throw Error(ErrorCode::invalid_length,
+                std::string(name()) + ": secret key must be " + std::to_string(secret_key_size()) +
+                    " bytes, got " + std::to_string(secret_key.size()));
+  }
+  return std::make_shared<const PreparedBytes>(*this, true, secret_key);
+}
+
+PreparedSignatureKeyPtr Signature::prepare_public_key(ByteView public_key) const {
+  check_public_key(public_key);
+  return std::make_shared<const PreparedBytes>(*this, false, public_key);
+}
+
+Bytes Signature::sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg, ByteView ctx,
+                               ByteView rnd) const {
+  return sign(prepared_bytes(*this, secret_key, true), msg, ctx, rnd);
+}
+
+bool Signature::verify_prepared(const PreparedSignatureKey& public_key, ByteView msg,
+                                ByteView ctx, ByteView signature) const {
+  return verify(prepared_bytes(*this, public_key, false), msg, ctx, signature);
+}
+
+namespace {
 constexpr std::array<std::string_view, 11> kNames = {
     "ML-DSA-44", "ML-DSA-65", "ML-DSA-87", "Ed25519", "ML-DSA-65+Ed25519",
     // legacy (RSA), last and never in kDefaultNames

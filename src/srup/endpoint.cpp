@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "pqot/common/clock.hpp"
+#include "pqot/crypto/error.hpp"
 #include "pqot/srup/status.hpp"
 
 namespace pqot::srup {
@@ -18,9 +19,46 @@ Endpoint::Endpoint(Identity self, StateStore& store, EndpointOptions options)
   }
 }
 
-void Endpoint::enrol(std::uint64_t peer, PeerKeys keys) { peers_[peer] = std::move(keys); }
+void Endpoint::enrol(std::uint64_t peer, PeerKeys keys) {
+  PeerKeys& slot = peers_[peer];
+  slot = std::move(keys);
+  // A new key replaces the prepared one: it is prepared again when the peer is next heard from.
+  slot.verifier = {};
+}
 
-void Endpoint::remove(std::uint64_t peer) { peers_.erase(peer); }
+void Endpoint::remove(std::uint64_t peer) {
+  peers_.erase(peer);
+  if (const auto at = prepared_at_.find(peer); at != prepared_at_.end()) {
+    prepared_lru_.erase(at->second);
+    prepared_at_.erase(at);
+  }
+}
+
+const PeerKeys* Endpoint::prepared_peer(std::uint64_t id) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return nullptr;
+  PeerKeys& keys = it->second;
+  if (const auto at = prepared_at_.find(id); at != prepared_at_.end()) {
+    prepared_lru_.splice(prepared_lru_.begin(), prepared_lru_, at->second);
+  } else {
+    if (prepared_lru_.size() >= kMaxPreparedPeers) {
+      const std::uint64_t oldest = prepared_lru_.back();
+      prepared_lru_.pop_back();
+      prepared_at_.erase(oldest);
+      if (const auto o = peers_.find(oldest); o != peers_.end()) o->second.verifier = {};
+    }
+    prepared_lru_.push_front(id);
+    prepared_at_[id] = prepared_lru_.begin();
+  }
+  if (!keys.verifier) {
+    try {
+      prepare_verifier(keys);
+    } catch (const crypto::Error&) {
+      // A key the suite refuses stays unprepared: open_protected's verification refuses it.
+    }
+  }
+  return &keys;
+}
 
 const PeerKeys* Endpoint::peer(std::uint64_t peer) const {
   const auto it = peers_.find(peer);
@@ -80,7 +118,7 @@ Bytes Endpoint::answer_envelope(const Header& command, MessageType type, const B
 
 Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_view reply_topic) {
   Opened opened = open_protected(wire, topic, now(), self_, [this](std::uint64_t id) {
-    return peer(id);
+    return prepared_peer(id);
   });  // steps 1-9
   Inbound in;
   in.header = std::move(opened.header);

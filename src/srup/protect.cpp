@@ -89,6 +89,14 @@ constexpr crypto::Nonce kSealNonce{};
 
 }  // namespace
 
+void prepare_signer(Identity& self) {
+  self.signer = crypto::SigningKey(signature_of(self.suite), self.signature_secret);
+}
+
+void prepare_verifier(PeerKeys& keys) {
+  keys.verifier = crypto::VerifyingKey(signature_of(keys.suite), keys.signature_public);
+}
+
 bool within_lifetime(const Header& h, std::uint64_t now_ms) noexcept {
   if (h.timestamp_ms > now_ms && h.timestamp_ms - now_ms > kMaxFutureMs) return false;
   return now_ms <= h.timestamp_ms || now_ms - h.timestamp_ms <= h.lifetime_ms;
@@ -119,9 +127,15 @@ Bytes protect(const Header& h, ByteView body, const Identity& self, const PeerKe
   }
   const crypto::Signature& alg = signature_of(h.suite);
   const Bytes message = signed_message(wire);
-  const Bytes sig = det.signature_rnd.empty() || alg.rnd_size() == 0
-                        ? alg.sign(self.signature_secret, message, context_of(alg))
-                        : alg.sign(self.signature_secret, message, context_of(alg), det.signature_rnd);
+  const bool hedged = det.signature_rnd.empty() || alg.rnd_size() == 0;
+  Bytes sig;
+  if (self.signer && &self.signer.algorithm() == &alg) {
+    sig = hedged ? self.signer.sign(message, context_of(alg))
+                 : self.signer.sign(message, context_of(alg), det.signature_rnd);
+  } else {
+    sig = hedged ? alg.sign(self.signature_secret, message, context_of(alg))
+                 : alg.sign(self.signature_secret, message, context_of(alg), det.signature_rnd);
+  }
   wire.insert(wire.end(), sig.begin(), sig.end());
   if (wire.size() > kMaxEnvelope) {
     throw std::invalid_argument("SRUP-PQ: the envelope would exceed 65,535 bytes");
@@ -144,8 +158,10 @@ Opened open_protected(ByteView wire, std::string_view topic, std::uint64_t now_m
   const crypto::Signature& alg = signature_of(h.suite);  // step 5
   bool valid = false;
   try {
-    valid = alg.verify(sender->signature_public, signed_message(v.signed_part), context_of(alg),
-                       v.signature);
+    const Bytes message = signed_message(v.signed_part);
+    valid = sender->verifier && &sender->verifier.algorithm() == &alg
+                ? sender->verifier.verify(message, context_of(alg), v.signature)
+                : alg.verify(sender->signature_public, message, context_of(alg), v.signature);
   } catch (const crypto::Error&) {
     valid = false;  // a malformed enrolled key verifies nothing
   }

@@ -200,3 +200,44 @@ TEST(SrupEndpoint, RefusesABadLifetimeAndSessionTypes) {
 
 }  // namespace
 }  // namespace pqot::srup
+
+namespace pqot::srup {
+namespace {
+
+// Signature keys are prepared for the peers heard from most recently, at most kMaxPreparedPeers of
+// them; one dropped from the cache still verifies (from its bytes, then prepared again); a peer
+// enrolled again with new keys is never verified with its old prepared key.
+TEST(SrupEndpoint, PreparedPeerKeysAreBoundedAndFollowEnrolment) {
+  EndpointPair p;
+  const std::uint64_t device = p.device_peer.identity.id;
+  auto data = [&] { return p.device->make(0xc2, MessageType::data, Data{"temp", Value{}}, kToC2); };
+  EXPECT_FALSE(p.c2->peer(device)->verifier);
+  EXPECT_EQ(p.c2->receive(data(), kToC2, kToDevice).kind, Inbound::Kind::message);
+  EXPECT_TRUE(p.c2->peer(device)->verifier);
+
+  // As many other peers heard from as the cache holds (the device's keys under other IDs).
+  for (std::uint64_t id = 0x1000; id < 0x1000 + Endpoint::kMaxPreparedPeers; ++id) {
+    p.c2->enrol(id, p.device_peer.keys);
+    ASSERT_NE(p.c2->prepared_peer(id), nullptr);
+  }
+  EXPECT_FALSE(p.c2->peer(device)->verifier) << "the least recently used key was not dropped";
+  std::size_t prepared = 0;
+  for (std::uint64_t id = 0x1000; id < 0x1000 + Endpoint::kMaxPreparedPeers; ++id) {
+    prepared += p.c2->peer(id)->verifier ? 1 : 0;
+  }
+  EXPECT_EQ(prepared, Endpoint::kMaxPreparedPeers);
+  EXPECT_EQ(p.c2->receive(data(), kToC2, kToDevice).kind, Inbound::Kind::message);
+  EXPECT_TRUE(p.c2->peer(device)->verifier);
+  EXPECT_FALSE(p.c2->peer(0x1000)->verifier);
+
+  // Enrolled again with another key: the prepared one goes with the old key.
+  test::SrupPeer other = test::srup_peer(device, 0x55);
+  p.c2->enrol(device, other.keys);
+  EXPECT_FALSE(p.c2->peer(device)->verifier);
+  EXPECT_EQ(refusal_of([&] { p.c2->receive(data(), kToC2, kToDevice); }), Refusal::bad_signature);
+  p.c2->remove(device);
+  EXPECT_EQ(p.c2->prepared_peer(device), nullptr);
+}
+
+}  // namespace
+}  // namespace pqot::srup

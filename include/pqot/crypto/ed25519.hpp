@@ -37,6 +37,14 @@ class Ed25519 final : public Signature {
               ByteView signature) const override;
   /// Only the length: whether the point decodes is found by verify(), which then returns false.
   void check_public_key(ByteView public_key) const override;
+
+  /// Prepared keys hold OpenSSL's key object, so that it is decoded once, not per signature.
+  PreparedSignatureKeyPtr prepare_secret_key(ByteView secret_key) const override;
+  PreparedSignatureKeyPtr prepare_public_key(ByteView public_key) const override;
+  Bytes sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg, ByteView ctx,
+                      ByteView rnd) const override;
+  bool verify_prepared(const PreparedSignatureKey& public_key, ByteView msg, ByteView ctx,
+                       ByteView signature) const override;
 };
 
 }  // namespace pqot::crypto

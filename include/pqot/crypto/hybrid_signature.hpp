@@ -46,6 +46,14 @@ class MlDsa65Ed25519 final : public Signature {
               ByteView signature) const override;
   void check_public_key(ByteView public_key) const override;
 
+  /// A prepared key is the two components' prepared keys.
+  PreparedSignatureKeyPtr prepare_secret_key(ByteView secret_key) const override;
+  PreparedSignatureKeyPtr prepare_public_key(ByteView public_key) const override;
+  Bytes sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg, ByteView ctx,
+                      ByteView rnd) const override;
+  bool verify_prepared(const PreparedSignatureKey& public_key, ByteView msg, ByteView ctx,
+                       ByteView signature) const override;
+
   /// The message representative M' both components sign (exposed for the known-answer tests).
   static Bytes message_representative(ByteView msg, ByteView ctx);
 

@@ -5,6 +5,7 @@
 // RSA PKCS#1 v1.5 and RSA-PSS. Protocol code holds a `const Signature&` from signature_by_name().
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -17,6 +18,17 @@ struct SignatureKeyPair {
   Bytes public_key;
   SecretBytes secret_key;
 };
+
+/// A key decoded once for many operations (ML-DSA: A_hat and the NTT forms of its vectors;
+/// Ed25519: OpenSSL's key object), made by Signature::prepare_secret_key or prepare_public_key and
+/// usable only with the scheme that made it. Immutable once made: threads may share one. A secret
+/// one wipes what it holds when destroyed. Protocol code uses SigningKey / VerifyingKey
+/// (signing_key.hpp) rather than these directly.
+class PreparedSignatureKey {
+ public:
+  virtual ~PreparedSignatureKey() = default;
+};
+using PreparedSignatureKeyPtr = std::shared_ptr<const PreparedSignatureKey>;
 
 /// Errors: wrong-size keys, seeds or rnd throw Error{invalid_length}; a malformed key that has the
 /// right size throws Error{invalid_key}; a context the scheme cannot carry (longer than
@@ -64,6 +76,18 @@ class Signature {
                       ByteView signature) const = 0;
   /// Throws as verify() would for this public key; returns normally if it is acceptable.
   virtual void check_public_key(ByteView public_key) const = 0;
+
+  /// The key decoded once, checked as sign() / verify() check it (same errors). The defaults
+  /// keep a copy of the bytes (schemes with nothing worth caching: RSA).
+  virtual PreparedSignatureKeyPtr prepare_secret_key(ByteView secret_key) const;
+  virtual PreparedSignatureKeyPtr prepare_public_key(ByteView public_key) const;
+  /// sign() and verify() with a prepared key: the same signatures and verdicts as with its bytes.
+  /// A key another scheme (or the other kind: public for secret) prepared throws
+  /// Error{invalid_argument}.
+  virtual Bytes sign_prepared(const PreparedSignatureKey& secret_key, ByteView msg, ByteView ctx,
+                              ByteView rnd) const;
+  virtual bool verify_prepared(const PreparedSignatureKey& public_key, ByteView msg, ByteView ctx,
+                               ByteView signature) const;
 };
 
 /// The scheme named `name` (exact match). Throws Error{unknown_algorithm}. The returned objects

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
+#include <unordered_map>
 #include <string_view>
 
 #include "pqot/srup/body.hpp"
@@ -63,9 +65,18 @@ class Endpoint {
   const Identity& identity() const noexcept { return self_; }
 
   // ---- peers: the application decides whom it enrols (its registry, its C2) ---------------------
+  /// The signature keys of at most this many peers are held prepared (PeerKeys::verifier), those
+  /// heard from most recently: about 37 KB each for ML-DSA-65, so at most about 9.5 MB. A peer
+  /// whose key is not prepared is verified from its bytes (the same verdict, about 140 us more),
+  /// and its key is prepared for the next message.
+  static constexpr std::size_t kMaxPreparedPeers = 256;
+
   void enrol(std::uint64_t peer, PeerKeys keys);
   void remove(std::uint64_t peer);
   const PeerKeys* peer(std::uint64_t peer) const;
+  /// The enrolled peer with its signature key prepared (the least recently used prepared key is
+  /// dropped past kMaxPreparedPeers), or nullptr: the lookup for verifying what `peer` signed.
+  const PeerKeys* prepared_peer(std::uint64_t peer);
   std::size_t peer_count() const noexcept { return peers_.size(); }
 
   // ---- sending ------------------------------------------------------------------------------------
@@ -108,6 +119,8 @@ class Endpoint {
   StateStore& store_;
   EndpointOptions options_;
   std::map<std::uint64_t, PeerKeys> peers_;
+  std::list<std::uint64_t> prepared_lru_;  // most recent first
+  std::unordered_map<std::uint64_t, std::list<std::uint64_t>::iterator> prepared_at_;
 };
 
 }  // namespace pqot::srup

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "pqot/crypto/secure.hpp"
+#include "pqot/crypto/signing_key.hpp"
 #include "pqot/srup/envelope.hpp"
 
 namespace pqot::srup {
@@ -17,6 +18,10 @@ struct PeerKeys {
   Suite suite = kDefaultSuite;
   Bytes signature_public;
   Bytes kem_public;  ///< the KEM's encapsulation key (RSA-OAEP: SPKI DER)
+  /// Optional: signature_public prepared for the suite's signature, used by open_protected when
+  /// set (the same verdicts, faster: ML-DSA's matrix is expanded once). Holders that hear from a
+  /// peer often fill it; Endpoint keeps a bounded number (endpoint.hpp).
+  crypto::VerifyingKey verifier{};
 };
 
 /// This peer's own identity: ID, suite, secret keys and its KEM public key (the sealing salt).
@@ -26,7 +31,15 @@ struct Identity {
   crypto::SecretBytes signature_secret;
   crypto::SecretBytes kem_secret;
   Bytes kem_public;
+  /// Optional: signature_secret prepared once (make_identity fills it); protect() signs with it
+  /// when set, with the bytes otherwise (the same signatures).
+  crypto::SigningKey signer{};
 };
+
+/// Fills self.signer from self.signature_secret (crypto::Error for a key the suite refuses).
+void prepare_signer(Identity& self);
+/// Fills keys.verifier from keys.signature_public (crypto::Error for a key the suite refuses).
+void prepare_verifier(PeerKeys& keys);
 
 /// Randomness for tests and known-answer vectors; empty fields are drawn from the OS CSPRNG.
 struct Determinism {

@@ -15,17 +15,6 @@ namespace pqot::crypto::mldsa {
 namespace {
 
 template <int K>
-using Vecl = PolyVec<Params<K>::l>;
-template <int K>
-using Veck = PolyVec<K>;
-
-// A_hat, K rows of l entries in the NTT domain (ExpandA, Algorithm 32).
-template <int K>
-struct Matrix {
-  std::array<Vecl<K>, K> row;
-};
-
-template <int K>
 void expand_a(Matrix<K>& a, const std::uint8_t rho[kSeedBytes]) noexcept {
   for (int r = 0; r < K; ++r) {
     for (int s = 0; s < Params<K>::l; ++s) {
@@ -195,43 +184,59 @@ void keygen_internal(std::uint8_t* pk, std::uint8_t* sk,
 }
 
 template <int K>
+void expand_secret_key(ExpandedSecretKey<K>& out, const std::uint8_t* sk) noexcept {
+  using P = Params<K>;
+  // (rho, K, tr, s1, s2, t0) = skDecode(sk)  (line 1, Algorithm 25), then NTT  (lines 2-4)
+  std::uint8_t rho[kSeedBytes];
+  std::memcpy(rho, sk, kSeedBytes);
+  declassify(rho, kSeedBytes);  // rho is part of the public key (ct.hpp, item 1)
+  std::memcpy(out.key, sk + kSeedBytes, kSeedBytes);
+  std::memcpy(out.tr, sk + 2 * kSeedBytes, kCrhBytes);
+  const std::uint8_t* in = sk + 2 * kSeedBytes + kCrhBytes;
+  for (auto& p : out.s1_hat.p) {
+    poly_unpack(p, in, P::eta, P::eta_bits);
+    ntt(p);
+    in += P::kEtaPolyBytes;
+  }
+  for (auto& p : out.s2_hat.p) {
+    poly_unpack(p, in, P::eta, P::eta_bits);
+    ntt(p);
+    in += P::kEtaPolyBytes;
+  }
+  for (auto& p : out.t0_hat.p) {
+    poly_unpack(p, in, 1 << (kD - 1), kD);
+    ntt(p);
+    in += kT0PolyBytes;
+  }
+  expand_a<K>(out.a, rho);  // line 5
+}
+
+template <int K>
 bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint8_t mu[kCrhBytes],
                       const std::uint8_t rnd[kSeedBytes]) noexcept {
+  ExpandedSecretKey<K> expanded;
+  expand_secret_key<K>(expanded, sk);
+  const bool done = sign_expanded_mu<K>(sig, expanded, mu, rnd);
+  wipe(expanded);
+  return done;
+}
+
+template <int K>
+bool sign_expanded_mu(std::uint8_t* sig, const ExpandedSecretKey<K>& sk,
+                      const std::uint8_t mu[kCrhBytes], const std::uint8_t rnd[kSeedBytes]) noexcept {
   using P = Params<K>;
   constexpr int L = P::l;
   struct Secrets {
     std::uint8_t rho2_input[kSeedBytes + kSeedBytes + kCrhBytes];
     std::uint8_t rho2[kCrhBytes];
-    Vecl<K> s1_hat, y, y_hat, z;
-    Veck<K> s2_hat, t0_hat, w, w1, r, r_plus, ct0, h;
+    Vecl<K> y, y_hat, z;
+    Veck<K> w, w1, r, r_plus, ct0, h;
     Poly c, c_hat;
   } sec;
-
-  // (rho, K, tr, s1, s2, t0) = skDecode(sk)  (line 1, Algorithm 25), then NTT  (lines 2-4)
-  std::uint8_t rho[kSeedBytes];
-  std::memcpy(rho, sk, kSeedBytes);
-  declassify(rho, kSeedBytes);  // rho is part of the public key (ct.hpp, item 1)
-  const std::uint8_t* in = sk + 2 * kSeedBytes + kCrhBytes;
-  for (auto& p : sec.s1_hat.p) {
-    poly_unpack(p, in, P::eta, P::eta_bits);
-    ntt(p);
-    in += P::kEtaPolyBytes;
-  }
-  for (auto& p : sec.s2_hat.p) {
-    poly_unpack(p, in, P::eta, P::eta_bits);
-    ntt(p);
-    in += P::kEtaPolyBytes;
-  }
-  for (auto& p : sec.t0_hat.p) {
-    poly_unpack(p, in, 1 << (kD - 1), kD);
-    ntt(p);
-    in += kT0PolyBytes;
-  }
-  Matrix<K> a;
-  expand_a<K>(a, rho);
+  const Matrix<K>& a = sk.a;
 
   // rho'' = H(K || rnd || mu, 64)  (line 7)
-  std::memcpy(sec.rho2_input, sk + kSeedBytes, kSeedBytes);
+  std::memcpy(sec.rho2_input, sk.key, kSeedBytes);
   std::memcpy(sec.rho2_input + kSeedBytes, rnd, kSeedBytes);
   std::memcpy(sec.rho2_input + 2 * kSeedBytes, mu, kCrhBytes);
   shake256(sec.rho2_input, sec.rho2);
@@ -266,14 +271,14 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
     // z = y + <<c s1>>, r0 = LowBits(w - <<c s2>>)  (lines 18-21); first rejection test (line 23)
     bool reject = false;
     for (std::size_t j = 0; j < L; ++j) {
-      times_challenge(sec.z.p[j], sec.c_hat, sec.s1_hat.p[j]);
+      times_challenge(sec.z.p[j], sec.c_hat, sk.s1_hat.p[j]);
       poly_add(sec.z.p[j], sec.z.p[j], sec.y.p[j]);
       poly_reduce(sec.z.p[j]);
       reject |= poly_exceeds(sec.z.p[j], P::gamma1 - P::beta);
     }
     for (std::size_t i = 0; i < K; ++i) {
       Poly r1, r0;
-      times_challenge(r0, sec.c_hat, sec.s2_hat.p[i]);  // <<c s2>>, reused for r0 below
+      times_challenge(r0, sec.c_hat, sk.s2_hat.p[i]);  // <<c s2>>, reused for r0 below
       poly_sub(sec.r.p[i], sec.w.p[i], r0);
       poly_freeze(sec.r.p[i]);  // w - c s2 in [0, q)
       poly_decompose(r1, r0, sec.r.p[i], P::gamma2);
@@ -287,7 +292,7 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
     // <<c t0>>, h = MakeHint(-<<c t0>>, w - c s2 + <<c t0>>)  (lines 25-26); second test (line 28)
     int ones = 0;
     for (std::size_t i = 0; i < K; ++i) {
-      times_challenge(sec.ct0.p[i], sec.c_hat, sec.t0_hat.p[i]);
+      times_challenge(sec.ct0.p[i], sec.c_hat, sk.t0_hat.p[i]);
       reject |= poly_exceeds(sec.ct0.p[i], P::gamma2);
       poly_add(sec.r_plus.p[i], sec.r.p[i], sec.ct0.p[i]);
       poly_freeze(sec.r_plus.p[i]);
@@ -315,45 +320,74 @@ bool sign_internal_mu(std::uint8_t* sig, const std::uint8_t* sk, const std::uint
   return done;
 }
 
+// sigDecode (Algorithm 27) with every check that needs no arithmetic: h well formed (line 3) and
+// ||z||_inf < gamma1 - beta (line 13, tested first). False for a malformed signature.
 template <int K>
-bool verify_internal_mu(const std::uint8_t* pk, const std::uint8_t mu[kCrhBytes],
-                        const std::uint8_t* sig) noexcept {
+bool decode_signature(Vecl<K>& z, Veck<K>& h, const std::uint8_t* sig) noexcept {
   using P = Params<K>;
-  constexpr int L = P::l;
-  // (c~, z, h) = sigDecode(sigma)  (line 2, Algorithm 27); h = bottom -> false  (line 3)
-  const std::uint8_t* c_tilde = sig;
-  Vecl<K> z;
   const std::uint8_t* in = sig + P::kCTildeBytes;
   for (auto& p : z.p) {
     poly_unpack(p, in, P::gamma1, P::z_bits);
     in += P::kZPolyBytes;
   }
-  Veck<K> h;
   if (!hint_unpack<K>(h, in)) return false;
-  // ||z||_inf < gamma1 - beta  (line 13, tested first: it needs no arithmetic)
   for (const auto& p : z.p) {
     if (poly_exceeds(p, P::gamma1 - P::beta)) return false;
   }
+  return true;
+}
 
-  // A_hat = ExpandA(rho), c = SampleInBall(c~)  (lines 5, 8)
-  Matrix<K> a;
-  expand_a<K>(a, pk);
+template <int K>
+void expand_public_key(ExpandedPublicKey<K>& out, const std::uint8_t* pk) noexcept {
+  // A_hat = ExpandA(rho)  (line 5); t1 from pkDecode (Algorithm 23), as NTT(t1 2^d) (line 9)
+  expand_a<K>(out.a, pk);
+  for (std::size_t i = 0; i < K; ++i) {
+    Poly& t1 = out.t1_hat.p[i];
+    poly_unpack_simple(t1, pk + kSeedBytes + kT1PolyBytes * i, 10);
+    poly_shiftl(t1);
+    ntt(t1);
+  }
+  public_key_hash(out.tr, {pk, Params<K>::kPkBytes});  // line 6
+}
+
+template <int K>
+bool verify_internal_mu(const std::uint8_t* pk, const std::uint8_t mu[kCrhBytes],
+                        const std::uint8_t* sig) noexcept {
+  {
+    // A malformed signature is refused before the matrix is expanded (the cheap checks first).
+    Vecl<K> z;
+    Veck<K> h;
+    if (!decode_signature<K>(z, h, sig)) return false;
+  }
+  ExpandedPublicKey<K> expanded;
+  expand_public_key<K>(expanded, pk);
+  return verify_expanded_mu<K>(expanded, mu, sig);
+}
+
+template <int K>
+bool verify_expanded_mu(const ExpandedPublicKey<K>& pk, const std::uint8_t mu[kCrhBytes],
+                        const std::uint8_t* sig) noexcept {
+  using P = Params<K>;
+  constexpr int L = P::l;
+  // (c~, z, h) = sigDecode(sigma)  (line 2); h = bottom -> false  (line 3); line 13's bound on z
+  const std::uint8_t* c_tilde = sig;
+  Vecl<K> z;
+  Veck<K> h;
+  if (!decode_signature<K>(z, h, sig)) return false;
+
+  // c = SampleInBall(c~)  (line 8)
   Poly c_hat;
   sample_in_ball(c_hat, c_tilde, P::kCTildeBytes, P::tau);
   ntt(c_hat);
   polyvec_ntt(z);
 
   // w'_Approx = NTT^-1(A_hat o NTT(z) - NTT(c) o NTT(t1 2^d)), w1' = UseHint(h, w'_Approx)
-  // (lines 9-10), with t1 from pkDecode (Algorithm 23)
+  // (lines 9-10)
   Veck<K> w1;
   for (std::size_t i = 0; i < K; ++i) {
-    Poly t1, acc, ct1;
-    poly_unpack_simple(t1, pk + kSeedBytes + kT1PolyBytes * i, 10);
-    poly_shiftl(t1);
-    ntt(t1);
-    poly_pointwise(ct1, c_hat, t1);
-    Poly& w = acc;
-    poly_dot(w, a.row[i].p.data(), z.p.data(), L);
+    Poly w, ct1;
+    poly_pointwise(ct1, c_hat, pk.t1_hat.p[i]);
+    poly_dot(w, pk.a.row[i].p.data(), z.p.data(), L);
     poly_sub(w, w, ct1);
     poly_reduce(w);
     invntt_tomont(w);
@@ -372,6 +406,12 @@ bool verify_internal_mu(const std::uint8_t* pk, const std::uint8_t mu[kCrhBytes]
   template bool sign_internal_mu<K>(std::uint8_t*, const std::uint8_t*, const std::uint8_t*,    \
                                     const std::uint8_t*) noexcept;                              \
   template bool verify_internal_mu<K>(const std::uint8_t*, const std::uint8_t*,                 \
+                                      const std::uint8_t*) noexcept;                            \
+  template void expand_secret_key<K>(ExpandedSecretKey<K>&, const std::uint8_t*) noexcept;      \
+  template bool sign_expanded_mu<K>(std::uint8_t*, const ExpandedSecretKey<K>&,                 \
+                                    const std::uint8_t*, const std::uint8_t*) noexcept;         \
+  template void expand_public_key<K>(ExpandedPublicKey<K>&, const std::uint8_t*) noexcept;      \
+  template bool verify_expanded_mu<K>(const ExpandedPublicKey<K>&, const std::uint8_t*,         \
                                       const std::uint8_t*) noexcept;
 PQOT_INSTANTIATE_MLDSA(4)
 PQOT_INSTANTIATE_MLDSA(6)
