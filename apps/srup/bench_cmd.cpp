@@ -116,9 +116,9 @@ Pair make_pair_of(srup::Suite suite) {
       auto s = sig.keygen();
       auto k = oaep.keygen();
       *self = srup::Identity{id, suite, s.secret_key, k.secret_key, k.public_key, {}};
-      srup::prepare_signer(*self);
+      srup::prepare_keys(*self);
       *keys = srup::PeerKeys{suite, s.public_key, k.public_key, {}};
-      srup::prepare_verifier(*keys);
+      srup::prepare_keys(*keys);
     }
     return p;
   }
@@ -136,8 +136,8 @@ Pair make_pair_of(srup::Suite suite) {
   p.device = std::move(dev.self);
   p.device_keys = dev.pub.keys;
   // As Endpoint does for the peers it hears from: their signature keys prepared once.
-  srup::prepare_verifier(p.c2_keys);
-  srup::prepare_verifier(p.device_keys);
+  srup::prepare_keys(p.c2_keys);
+  srup::prepare_keys(p.device_keys);
   return p;
 }
 

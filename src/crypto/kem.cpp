@@ -24,6 +24,61 @@ KemEncapsulation Kem::encapsulate(ByteView public_key) const {
 }
 
 namespace {
+
+// The default prepared key: the bytes, checked as the byte-key calls check them.
+class PreparedKemBytes final : public PreparedKemKey {
+ public:
+  PreparedKemBytes(const Kem& owner, bool secret, ByteView bytes)
+      : owner_(&owner), secret_(secret), bytes_(bytes.begin(), bytes.end()) {}
+  ByteView bytes_for(const Kem& kem, bool secret) const {
+    if (&kem != owner_ || secret != secret_) {
+      throw Error(ErrorCode::invalid_argument, std::string(kem.name()) + ": a " +
+                                                   (secret ? "decapsulation" : "encapsulation") +
+                                                   " key it did not prepare");
+    }
+    return bytes_;
+  }
+
+ private:
+  const Kem* owner_;
+  bool secret_;
+  SecretBytes bytes_;
+};
+
+ByteView prepared_kem_bytes(const Kem& kem, const PreparedKemKey& key, bool secret) {
+  const auto* p = dynamic_cast<const PreparedKemBytes*>(&key);
+  if (p == nullptr) {
+    throw Error(ErrorCode::invalid_argument, std::string(kem.name()) + ": a key it did not prepare");
+  }
+  return p->bytes_for(kem, secret);
+}
+
+}  // namespace
+
+PreparedKemKeyPtr Kem::prepare_public_key(ByteView public_key) const {
+  check_public_key(public_key);
+  return std::make_shared<const PreparedKemBytes>(*this, false, public_key);
+}
+
+PreparedKemKeyPtr Kem::prepare_secret_key(ByteView secret_key) const {
+  if (secret_key.size() != secret_key_size()) {
+    throw Error(ErrorCode::invalid_length,
+                std::string(name()) + ": decapsulation key must be " +
+                    std::to_string(secret_key_size()) + " bytes, got " +
+                    std::to_string(secret_key.size()));
+  }
+  return std::make_shared<const PreparedKemBytes>(*this, true, secret_key);
+}
+
+KemEncapsulation Kem::encapsulate_prepared(const PreparedKemKey& public_key, ByteView seed) const {
+  return encapsulate(prepared_kem_bytes(*this, public_key, false), seed);
+}
+
+SecretBytes Kem::decapsulate_prepared(const PreparedKemKey& secret_key, ByteView ciphertext) const {
+  return decapsulate(prepared_kem_bytes(*this, secret_key, true), ciphertext);
+}
+
+namespace {
 constexpr std::array<std::string_view, 4> kNames = {"ML-KEM-512", "ML-KEM-768", "ML-KEM-1024",
                                                     "X-Wing"};
 }  // namespace

@@ -34,51 +34,69 @@ struct Scheme {
     std::memcpy(p + P::kEkBytes + kSymBytes, z, kSymBytes);
   }
 
+  // A decapsulation key decoded once (the prepared key of MlKem::prepare_secret_key, and what
+  // decaps() builds from the bytes each time): s_hat, the re-encryption key expanded, H(ek), z.
+  struct Dk {
+    mlkem::PolyVec<K> s_hat;
+    mlkem::ExpandedEk<K> ek;
+    std::uint8_t h[kSymBytes];
+    std::uint8_t z[kSymBytes];
+  };
+  static void decode_dk(Dk& out, const std::uint8_t* dk) noexcept {
+    const std::uint8_t* ek_pke = dk + P::kDkPkeBytes;
+    for (std::size_t i = 0; i < K; ++i) mlkem::poly_from_bytes(out.s_hat.p[i], dk + mlkem::kPolyBytes * i);
+    mlkem::expand_ek<K>(out.ek, ek_pke);
+    std::memcpy(out.h, ek_pke + P::kEkBytes, kSymBytes);
+    std::memcpy(out.z, ek_pke + P::kEkBytes + kSymBytes, kSymBytes);
+  }
+
   // Algorithm 17: (K, r) = G(m || H(ek)); c = K-PKE.Encrypt(ek, m, r).
   static void encaps(std::uint8_t* ct, std::uint8_t* ss, const std::uint8_t* ek,
                      const std::uint8_t* m) noexcept {
+    mlkem::ExpandedEk<K> expanded;
+    mlkem::expand_ek<K>(expanded, ek);
+    const auto h = sha3_256({ek, P::kEkBytes});
+    encaps_expanded(ct, ss, expanded, h.data(), m);
+  }
+  static void encaps_expanded(std::uint8_t* ct, std::uint8_t* ss, const mlkem::ExpandedEk<K>& ek,
+                              const std::uint8_t* h_ek, const std::uint8_t* m) noexcept {
     std::uint8_t g_in[2 * kSymBytes];
     std::memcpy(g_in, m, kSymBytes);
-    const auto h = sha3_256({ek, P::kEkBytes});
-    std::memcpy(g_in + kSymBytes, h.data(), kSymBytes);
+    std::memcpy(g_in + kSymBytes, h_ek, kSymBytes);
     auto kr = sha3_512(g_in);
-    mlkem::kpke_encrypt<K>(ct, ek, m, kr.data() + kSymBytes);
+    mlkem::kpke_encrypt_expanded<K>(ct, ek, m, kr.data() + kSymBytes);
     std::memcpy(ss, kr.data(), kSymBytes);
     secure_wipe(g_in, sizeof(g_in));
     secure_wipe(kr.data(), kr.size());
   }
-
   // Algorithm 18, with the re-encryption comparison and the key selection in constant time.
   static void decaps(std::uint8_t* ss, const std::uint8_t* dk, const std::uint8_t* ct) noexcept {
-    const std::uint8_t* dk_pke = dk;
-    const std::uint8_t* ek_pke = dk + P::kDkPkeBytes;
-    const std::uint8_t* h = ek_pke + P::kEkBytes;
-    const std::uint8_t* z = h + kSymBytes;
-
+    Dk decoded;
+    decode_dk(decoded, dk);
+    decaps_decoded(ss, decoded, ct);
+    secure_wipe(&decoded, sizeof(decoded));
+  }
+  static void decaps_decoded(std::uint8_t* ss, const Dk& dk, const std::uint8_t* ct) noexcept {
     std::uint8_t g_in[2 * kSymBytes];
-    mlkem::kpke_decrypt<K>(g_in, dk_pke, ct);  // m'
-    std::memcpy(g_in + kSymBytes, h, kSymBytes);
+    mlkem::kpke_decrypt_decoded<K>(g_in, dk.s_hat, ct);  // m'
+    std::memcpy(g_in + kSymBytes, dk.h, kSymBytes);
     auto kr = sha3_512(g_in);  // (K', r')
-
     // K_bar = J(z || c) = SHAKE256(z || c, 32)
     std::uint8_t k_bar[kSymBytes];
     Shake256 j;
-    j.absorb({z, kSymBytes});
+    j.absorb({dk.z, kSymBytes});
     j.absorb({ct, P::kCtBytes});
     j.squeeze(k_bar);
-
     std::uint8_t ct_prime[P::kCtBytes];
-    mlkem::kpke_encrypt<K>(ct_prime, ek_pke, g_in, kr.data() + kSymBytes);
+    mlkem::kpke_encrypt_expanded<K>(ct_prime, dk.ek, g_in, kr.data() + kSymBytes);
     const std::uint8_t reject = mlkem::ct_differ_mask(ct, ct_prime, P::kCtBytes);
     std::memcpy(ss, kr.data(), kSymBytes);
     mlkem::ct_select(ss, k_bar, kSymBytes, reject);
-
     secure_wipe(g_in, sizeof(g_in));
     secure_wipe(kr.data(), kr.size());
     secure_wipe(k_bar, sizeof(k_bar));
     secure_wipe(ct_prime, sizeof(ct_prime));
   }
-
   // Section 7.2, modulus check: ByteEncode_12(ByteDecode_12(ek)) == ek.
   static bool ek_is_reduced(const std::uint8_t* ek) noexcept {
     for (std::size_t i = 0; i < K; ++i) {
@@ -126,6 +144,40 @@ decltype(auto) dispatch(MlKemParameterSet set, F&& f) {
     case MlKemParameterSet::ml_kem_768: break;
   }
   return f.template operator()<3>();
+}
+
+// Prepared keys (mlkem.hpp), one class per rank so that another parameter set's key fails the
+// dynamic_cast.
+template <int K>
+class PreparedEk final : public PreparedKemKey {
+ public:
+  explicit PreparedEk(const std::uint8_t* ek) {
+    mlkem::expand_ek<K>(key, ek);
+    const auto hash = sha3_256({ek, mlkem::Params<K>::kEkBytes});
+    std::memcpy(h, hash.data(), kSymBytes);
+  }
+  mlkem::ExpandedEk<K> key;
+  std::uint8_t h[kSymBytes];
+};
+
+template <int K>
+class PreparedDk final : public PreparedKemKey {
+ public:
+  explicit PreparedDk(const std::uint8_t* dk) { Scheme<K>::decode_dk(key, dk); }
+  ~PreparedDk() override { secure_wipe(&key, sizeof(key)); }
+  PreparedDk(const PreparedDk&) = delete;
+  PreparedDk& operator=(const PreparedDk&) = delete;
+  typename Scheme<K>::Dk key;
+};
+
+template <class T>
+const T& prepared_kem_as(const PreparedKemKey& key, std::string_view kem, const char* kind) {
+  const auto* p = dynamic_cast<const T*>(&key);
+  if (p == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(kem) + ": not " + kind + " key this parameter set prepared");
+  }
+  return *p;
 }
 
 }  // namespace
@@ -210,6 +262,50 @@ SecretBytes MlKem::decapsulate(ByteView secret_key, ByteView ciphertext) const {
                                             "(H(ek) does not match)");
   }
   return decaps_internal(secret_key, ciphertext);
+}
+
+PreparedKemKeyPtr MlKem::prepare_public_key(ByteView public_key) const {
+  check_public_key(public_key);
+  return dispatch(set_, [&]<int K>() -> PreparedKemKeyPtr {
+    return std::make_shared<const PreparedEk<K>>(public_key.data());
+  });
+}
+
+PreparedKemKeyPtr MlKem::prepare_secret_key(ByteView secret_key) const {
+  require_size(secret_key, secret_key_size(), "decapsulation key", name());
+  const bool ok =
+      dispatch(set_, [&]<int K>() { return Scheme<K>::dk_hash_matches(secret_key.data()); });
+  if (!ok) {
+    throw Error(ErrorCode::invalid_key, std::string(name()) +
+                                            ": decapsulation key fails the hash check "
+                                            "(H(ek) does not match)");
+  }
+  return dispatch(set_, [&]<int K>() -> PreparedKemKeyPtr {
+    return std::make_shared<const PreparedDk<K>>(secret_key.data());
+  });
+}
+
+KemEncapsulation MlKem::encapsulate_prepared(const PreparedKemKey& public_key, ByteView seed) const {
+  require_size(seed, kSymBytes, "m", name());
+  KemEncapsulation out;
+  out.ciphertext.resize(ciphertext_size());
+  out.shared_secret.resize(kSymBytes);
+  dispatch(set_, [&]<int K>() {
+    const auto& ek = prepared_kem_as<PreparedEk<K>>(public_key, name(), "an encapsulation");
+    Scheme<K>::encaps_expanded(out.ciphertext.data(), out.shared_secret.data(), ek.key, ek.h,
+                               seed.data());
+  });
+  return out;
+}
+
+SecretBytes MlKem::decapsulate_prepared(const PreparedKemKey& secret_key, ByteView ciphertext) const {
+  require_size(ciphertext, ciphertext_size(), "ciphertext", name());
+  SecretBytes ss(kSymBytes);
+  dispatch(set_, [&]<int K>() {
+    const auto& dk = prepared_kem_as<PreparedDk<K>>(secret_key, name(), "a decapsulation");
+    Scheme<K>::decaps_decoded(ss.data(), dk.key, ciphertext.data());
+  });
+  return ss;
 }
 
 }  // namespace pqot::crypto

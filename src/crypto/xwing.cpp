@@ -82,14 +82,12 @@ void XWing::check_public_key(ByteView public_key) const {
   ml_kem_768().check_public_key(public_key.first(kMlKemPk));
 }
 
-KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
-  check_public_key(public_key);
-  require_size(seed, encaps_seed_size(), "seed (m || ek_X)", "X-Wing");
-  const ByteView pk_m = public_key.first(kMlKemPk);
-  const ByteView pk_x = public_key.subspan(kMlKemPk);
-  const X25519PrivateKey ek_x(seed.subspan(32));
+namespace {
 
-  KemEncapsulation m = ml_kem_768().encaps_internal(pk_m, seed.first(32));
+// The encapsulation of X-Wing's section 5.4 once ML-KEM-768's part `m` (from the seed's first 32
+// bytes) is made: the ephemeral X25519 key from the seed's last 32 bytes, then the combiner.
+KemEncapsulation finish_encapsulation(KemEncapsulation m, ByteView pk_x, ByteView seed) {
+  const X25519PrivateKey ek_x(seed.subspan(32));
   const X25519Public& ct_x = ek_x.public_key();
   const Secret<32> ss_x = x25519_or_zero(ek_x, pk_x);
 
@@ -98,6 +96,71 @@ KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
   out.ciphertext = std::move(m.ciphertext);
   out.ciphertext.insert(out.ciphertext.end(), ct_x.begin(), ct_x.end());
   return out;
+}
+
+// A prepared encapsulation key: ML-KEM-768's prepared key and pk_X.
+class PreparedXWingEk final : public PreparedKemKey {
+ public:
+  PreparedXWingEk(PreparedKemKeyPtr m, ByteView pk_x) : m(std::move(m)) {
+    std::memcpy(this->pk_x.data(), pk_x.data(), pk_x.size());
+  }
+  PreparedKemKeyPtr m;
+  X25519Public pk_x{};
+};
+
+// A prepared decapsulation key: the expanded ML-KEM-768 key prepared, the X25519 private key.
+class PreparedXWingDk final : public PreparedKemKey {
+ public:
+  explicit PreparedXWingDk(ByteView sk) {
+    Expanded e = expand_decapsulation_key(sk);
+    m = ml_kem_768().prepare_secret_key(e.ml_kem.secret_key);
+    x = std::move(e.x);
+  }
+  PreparedKemKeyPtr m;
+  std::unique_ptr<X25519PrivateKey> x;
+};
+
+template <class T>
+const T& prepared_xwing_as(const PreparedKemKey& key, const char* kind) {
+  const auto* p = dynamic_cast<const T*>(&key);
+  if (p == nullptr) throw Error(ErrorCode::invalid_argument, std::string("X-Wing: not ") + kind + " key it prepared");
+  return *p;
+}
+
+}  // namespace
+
+KemEncapsulation XWing::encapsulate(ByteView public_key, ByteView seed) const {
+  check_public_key(public_key);
+  require_size(seed, encaps_seed_size(), "seed (m || ek_X)", "X-Wing");
+  KemEncapsulation m = ml_kem_768().encaps_internal(public_key.first(kMlKemPk), seed.first(32));
+  return finish_encapsulation(std::move(m), public_key.subspan(kMlKemPk), seed);
+}
+
+PreparedKemKeyPtr XWing::prepare_public_key(ByteView public_key) const {
+  check_public_key(public_key);
+  return std::make_shared<const PreparedXWingEk>(ml_kem_768().prepare_public_key(public_key.first(kMlKemPk)),
+                                                 public_key.subspan(kMlKemPk));
+}
+
+PreparedKemKeyPtr XWing::prepare_secret_key(ByteView secret_key) const {
+  require_size(secret_key, kSecretKeySize, "decapsulation key", "X-Wing");
+  return std::make_shared<const PreparedXWingDk>(secret_key);
+}
+
+KemEncapsulation XWing::encapsulate_prepared(const PreparedKemKey& public_key, ByteView seed) const {
+  const auto& ek = prepared_xwing_as<PreparedXWingEk>(public_key, "an encapsulation");
+  require_size(seed, encaps_seed_size(), "seed (m || ek_X)", "X-Wing");
+  KemEncapsulation m = ml_kem_768().encapsulate_prepared(*ek.m, seed.first(32));
+  return finish_encapsulation(std::move(m), ek.pk_x, seed);
+}
+
+SecretBytes XWing::decapsulate_prepared(const PreparedKemKey& secret_key, ByteView ciphertext) const {
+  const auto& dk = prepared_xwing_as<PreparedXWingDk>(secret_key, "a decapsulation");
+  require_size(ciphertext, kCiphertextSize, "ciphertext", "X-Wing");
+  const ByteView ct_x = ciphertext.subspan(kMlKemCt);
+  const SecretBytes ss_m = ml_kem_768().decapsulate_prepared(*dk.m, ciphertext.first(kMlKemCt));
+  const Secret<32> ss_x = x25519_or_zero(*dk.x, ct_x);
+  return combine(ss_m, ss_x, ct_x, dk.x->public_key());
 }
 
 SecretBytes XWing::decapsulate(ByteView secret_key, ByteView ciphertext) const {

@@ -22,8 +22,9 @@ Endpoint::Endpoint(Identity self, StateStore& store, EndpointOptions options)
 void Endpoint::enrol(std::uint64_t peer, PeerKeys keys) {
   PeerKeys& slot = peers_[peer];
   slot = std::move(keys);
-  // A new key replaces the prepared one: it is prepared again when the peer is next heard from.
+  // New keys replace the prepared ones: they are prepared again when the peer is next used.
   slot.verifier = {};
+  slot.encapsulator = {};
 }
 
 void Endpoint::remove(std::uint64_t peer) {
@@ -45,16 +46,21 @@ const PeerKeys* Endpoint::prepared_peer(std::uint64_t id) {
       const std::uint64_t oldest = prepared_lru_.back();
       prepared_lru_.pop_back();
       prepared_at_.erase(oldest);
-      if (const auto o = peers_.find(oldest); o != peers_.end()) o->second.verifier = {};
+      if (const auto o = peers_.find(oldest); o != peers_.end()) {
+        o->second.verifier = {};
+        o->second.encapsulator = {};
+      }
     }
     prepared_lru_.push_front(id);
     prepared_at_[id] = prepared_lru_.begin();
   }
   if (!keys.verifier) {
     try {
-      prepare_verifier(keys);
+      prepare_keys(keys);
     } catch (const crypto::Error&) {
-      // A key the suite refuses stays unprepared: open_protected's verification refuses it.
+      // Keys the suite refuses stay unprepared: verifying or sealing with their bytes refuses them.
+      keys.verifier = {};
+      keys.encapsulator = {};
     }
   }
   return &keys;
@@ -81,7 +87,7 @@ Bytes Endpoint::make_until(std::uint64_t peer_id, MessageType type, const Body& 
     throw std::invalid_argument("SRUP-PQ endpoint: " + std::string(to_string(type)) +
                                 " is sent by a session or telemetry object, not make()");
   }
-  const PeerKeys* recipient = peer(peer_id);
+  const PeerKeys* recipient = prepared_peer(peer_id);
   if (recipient == nullptr) {
     throw std::invalid_argument("SRUP-PQ endpoint: the recipient is not enrolled");
   }

@@ -131,7 +131,7 @@ LoadedIdentity make_identity(std::uint64_t id, Suite suite, const IdentitySeeds&
   out.self.signature_secret = std::move(sig.secret_key);
   out.self.kem_secret = std::move(kem.secret_key);
   out.self.kem_public = kem.public_key;
-  prepare_signer(out.self);
+  prepare_keys(out.self);
   out.pub.id = id;
   out.pub.keys = PeerKeys{suite, std::move(sig.public_key), std::move(kem.public_key)};
   return out;

@@ -52,8 +52,10 @@ struct Encapsulation {
   crypto::SecretBytes secret;
 };
 
-// The suite's KEM, or for the legacy suite RSA-OAEP carrying a random 32-byte secret.
-Encapsulation encapsulate(Suite suite, ByteView recipient_kem_public, ByteView seed) {
+// The suite's KEM (with the recipient's prepared key when it has one), or for the legacy suite
+// RSA-OAEP carrying a random 32-byte secret.
+Encapsulation encapsulate(Suite suite, const PeerKeys& recipient, ByteView seed) {
+  const ByteView recipient_kem_public = recipient.kem_public;
   const SuiteInfo info = suite_info(suite);
   if (info.legacy) {
     crypto::SecretBytes secret(kSharedSecret);
@@ -65,6 +67,10 @@ Encapsulation encapsulate(Suite suite, ByteView recipient_kem_public, ByteView s
     return {crypto::rsa_oaep_by_name(info.kem).encrypt(recipient_kem_public, secret), secret};
   }
   const crypto::Kem& kem = crypto::kem_by_name(info.kem);
+  if (recipient.encapsulator && &recipient.encapsulator.kem() == &kem) {
+    auto enc = seed.empty() ? recipient.encapsulator.encapsulate() : recipient.encapsulator.encapsulate(seed);
+    return {std::move(enc.ciphertext), std::move(enc.shared_secret)};
+  }
   auto enc = seed.empty() ? kem.encapsulate(recipient_kem_public)
                           : kem.encapsulate(recipient_kem_public, seed);
   return {std::move(enc.ciphertext), std::move(enc.shared_secret)};
@@ -74,7 +80,9 @@ std::optional<crypto::SecretBytes> decapsulate(Suite suite, const Identity& self
   const SuiteInfo info = suite_info(suite);
   if (info.legacy) return crypto::rsa_oaep_by_name(info.kem).decrypt(self.kem_secret, ct);
   // ML-KEM's implicit rejection returns a wrong secret for a wrong ciphertext: the AEAD then fails.
-  return crypto::kem_by_name(info.kem).decapsulate(self.kem_secret, ct);
+  const crypto::Kem& kem = crypto::kem_by_name(info.kem);
+  if (self.decapsulator && &self.decapsulator.kem() == &kem) return self.decapsulator.decapsulate(ct);
+  return kem.decapsulate(self.kem_secret, ct);
 }
 
 // key = HKDF-Expand(HKDF-Extract(SHA-256(ek_R), ss), "sruppq1 seal" || header, 32)
@@ -89,12 +97,16 @@ constexpr crypto::Nonce kSealNonce{};
 
 }  // namespace
 
-void prepare_signer(Identity& self) {
+void prepare_keys(Identity& self) {
   self.signer = crypto::SigningKey(signature_of(self.suite), self.signature_secret);
+  const SuiteInfo info = suite_info(self.suite);
+  if (!info.legacy) self.decapsulator = crypto::DecapsulationKey(crypto::kem_by_name(info.kem), self.kem_secret);
 }
 
-void prepare_verifier(PeerKeys& keys) {
+void prepare_keys(PeerKeys& keys) {
   keys.verifier = crypto::VerifyingKey(signature_of(keys.suite), keys.signature_public);
+  const SuiteInfo info = suite_info(keys.suite);
+  if (!info.legacy) keys.encapsulator = crypto::EncapsulationKey(crypto::kem_by_name(info.kem), keys.kem_public);
 }
 
 bool within_lifetime(const Header& h, std::uint64_t now_ms) noexcept {
@@ -119,7 +131,7 @@ Bytes protect(const Header& h, ByteView body, const Identity& self, const PeerKe
       throw std::invalid_argument("SRUP-PQ: sealing needs the recipient's keys of the same suite");
     }
     wire = encode_header(h, body.size() + kAeadTag);
-    const Encapsulation enc = encapsulate(h.suite, recipient->kem_public, det.kem_seed);
+    const Encapsulation enc = encapsulate(h.suite, *recipient, det.kem_seed);
     crypto::Aes256Gcm aead(seal_key(recipient->kem_public, enc.secret, wire).span());
     const Bytes sealed = aead.seal(kSealNonce, wire, body);
     wire.insert(wire.end(), enc.ciphertext.begin(), enc.ciphertext.end());

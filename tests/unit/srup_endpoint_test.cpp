@@ -214,6 +214,7 @@ TEST(SrupEndpoint, PreparedPeerKeysAreBoundedAndFollowEnrolment) {
   EXPECT_FALSE(p.c2->peer(device)->verifier);
   EXPECT_EQ(p.c2->receive(data(), kToC2, kToDevice).kind, Inbound::Kind::message);
   EXPECT_TRUE(p.c2->peer(device)->verifier);
+  EXPECT_TRUE(p.c2->peer(device)->encapsulator);
 
   // As many other peers heard from as the cache holds (the device's keys under other IDs).
   for (std::uint64_t id = 0x1000; id < 0x1000 + Endpoint::kMaxPreparedPeers; ++id) {
@@ -221,6 +222,7 @@ TEST(SrupEndpoint, PreparedPeerKeysAreBoundedAndFollowEnrolment) {
     ASSERT_NE(p.c2->prepared_peer(id), nullptr);
   }
   EXPECT_FALSE(p.c2->peer(device)->verifier) << "the least recently used key was not dropped";
+  EXPECT_FALSE(p.c2->peer(device)->encapsulator);
   std::size_t prepared = 0;
   for (std::uint64_t id = 0x1000; id < 0x1000 + Endpoint::kMaxPreparedPeers; ++id) {
     prepared += p.c2->peer(id)->verifier ? 1 : 0;
@@ -234,7 +236,12 @@ TEST(SrupEndpoint, PreparedPeerKeysAreBoundedAndFollowEnrolment) {
   test::SrupPeer other = test::srup_peer(device, 0x55);
   p.c2->enrol(device, other.keys);
   EXPECT_FALSE(p.c2->peer(device)->verifier);
+  EXPECT_FALSE(p.c2->peer(device)->encapsulator);
   EXPECT_EQ(refusal_of([&] { p.c2->receive(data(), kToC2, kToDevice); }), Refusal::bad_signature);
+  // What the C2 seals now goes to the new key: the old device cannot open it.
+  const Bytes sealed = p.c2->make(device, MessageType::action, Action{1, Value{}}, kToDevice);
+  EXPECT_TRUE(p.c2->peer(device)->encapsulator);
+  EXPECT_EQ(refusal_of([&] { p.device->receive(sealed, kToDevice, kToC2); }), Refusal::decrypt_failed);
   p.c2->remove(device);
   EXPECT_EQ(p.c2->prepared_peer(device), nullptr);
 }

@@ -24,6 +24,16 @@ struct KemEncapsulation {
   SecretBytes shared_secret;
 };
 
+/// A KEM key decoded once for many operations (ML-KEM: t_hat and the matrix A^T; a decapsulation
+/// key also s_hat), made by Kem::prepare_public_key / prepare_secret_key and usable only with the
+/// KEM that made it. Immutable: threads may share one; a secret one wipes what it holds. Protocol
+/// code uses EncapsulationKey / DecapsulationKey (kem_keys.hpp).
+class PreparedKemKey {
+ public:
+  virtual ~PreparedKemKey() = default;
+};
+using PreparedKemKeyPtr = std::shared_ptr<const PreparedKemKey>;
+
 class Kem {
  public:
   virtual ~Kem() = default;
@@ -49,6 +59,17 @@ class Kem {
   virtual SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const = 0;
   /// Throws as encapsulate() would for this public key; returns normally if it is acceptable.
   virtual void check_public_key(ByteView public_key) const = 0;
+
+  /// The key decoded once, checked as encapsulate() / decapsulate() check it (same errors). The
+  /// defaults keep a copy of the bytes.
+  virtual PreparedKemKeyPtr prepare_public_key(ByteView public_key) const;
+  virtual PreparedKemKeyPtr prepare_secret_key(ByteView secret_key) const;
+  /// encapsulate() / decapsulate() with a prepared key: the same ciphertexts and secrets as with
+  /// its bytes. A key another KEM (or the other kind) prepared throws Error{invalid_argument}.
+  virtual KemEncapsulation encapsulate_prepared(const PreparedKemKey& public_key,
+                                                ByteView seed) const;
+  virtual SecretBytes decapsulate_prepared(const PreparedKemKey& secret_key,
+                                           ByteView ciphertext) const;
 
   /// Key generation drawing the seed from the OS CSPRNG.
   KemKeyPair generate_keypair() const;

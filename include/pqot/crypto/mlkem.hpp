@@ -27,6 +27,15 @@ class MlKem final : public Kem {
   /// Runs the type and hash checks of section 7.3 first, then Algorithm 18 with implicit rejection.
   SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const override;
   void check_public_key(ByteView public_key) const override;
+
+  /// Prepared keys: an encapsulation key holds t_hat, A^T and H(ek) (about 6 KB for ML-KEM-768);
+  /// a decapsulation key also s_hat and z (wiped when freed).
+  PreparedKemKeyPtr prepare_public_key(ByteView public_key) const override;
+  PreparedKemKeyPtr prepare_secret_key(ByteView secret_key) const override;
+  KemEncapsulation encapsulate_prepared(const PreparedKemKey& public_key,
+                                        ByteView seed) const override;
+  SecretBytes decapsulate_prepared(const PreparedKemKey& secret_key,
+                                   ByteView ciphertext) const override;
   using Kem::encapsulate;
   using Kem::generate_keypair;
 

@@ -27,6 +27,16 @@ class XWing final : public Kem {
   KemEncapsulation encapsulate(ByteView public_key, ByteView seed) const override;
   SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const override;
   void check_public_key(ByteView public_key) const override;
+
+  /// Prepared keys: an encapsulation key holds ML-KEM-768's prepared key and pk_X; a decapsulation
+  /// key the expanded ML-KEM-768 key prepared and the X25519 private key with its public key, so
+  /// that decapsulation no longer re-derives both from the 32-byte seed each time.
+  PreparedKemKeyPtr prepare_public_key(ByteView public_key) const override;
+  PreparedKemKeyPtr prepare_secret_key(ByteView secret_key) const override;
+  KemEncapsulation encapsulate_prepared(const PreparedKemKey& public_key,
+                                        ByteView seed) const override;
+  SecretBytes decapsulate_prepared(const PreparedKemKey& secret_key,
+                                   ByteView ciphertext) const override;
   using Kem::encapsulate;
   using Kem::generate_keypair;
 };

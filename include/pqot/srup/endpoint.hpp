@@ -65,17 +65,18 @@ class Endpoint {
   const Identity& identity() const noexcept { return self_; }
 
   // ---- peers: the application decides whom it enrols (its registry, its C2) ---------------------
-  /// The signature keys of at most this many peers are held prepared (PeerKeys::verifier), those
-  /// heard from most recently: about 37 KB each for ML-DSA-65, so at most about 9.5 MB. A peer
-  /// whose key is not prepared is verified from its bytes (the same verdict, about 140 us more),
-  /// and its key is prepared for the next message.
+  /// The public keys of at most this many peers are held prepared (PeerKeys::verifier and
+  /// encapsulator), those sent to or heard from most recently: about 43 KB each for
+  /// ML-DSA-65/ML-KEM-768, so at most about 11 MB. A peer whose keys are not prepared gets them
+  /// prepared when it is next used (the same results either way).
   static constexpr std::size_t kMaxPreparedPeers = 256;
 
   void enrol(std::uint64_t peer, PeerKeys keys);
   void remove(std::uint64_t peer);
   const PeerKeys* peer(std::uint64_t peer) const;
-  /// The enrolled peer with its signature key prepared (the least recently used prepared key is
-  /// dropped past kMaxPreparedPeers), or nullptr: the lookup for verifying what `peer` signed.
+  /// The enrolled peer with its keys prepared (the least recently used peer's prepared keys are
+  /// dropped past kMaxPreparedPeers), or nullptr: the lookup for sealing to `peer` and verifying
+  /// what it signed.
   const PeerKeys* prepared_peer(std::uint64_t peer);
   std::size_t peer_count() const noexcept { return peers_.size(); }
 

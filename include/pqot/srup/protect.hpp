@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "pqot/crypto/secure.hpp"
+#include "pqot/crypto/kem_keys.hpp"
 #include "pqot/crypto/signing_key.hpp"
 #include "pqot/srup/envelope.hpp"
 
@@ -18,10 +19,12 @@ struct PeerKeys {
   Suite suite = kDefaultSuite;
   Bytes signature_public;
   Bytes kem_public;  ///< the KEM's encapsulation key (RSA-OAEP: SPKI DER)
-  /// Optional: signature_public prepared for the suite's signature, used by open_protected when
-  /// set (the same verdicts, faster: ML-DSA's matrix is expanded once). Holders that hear from a
-  /// peer often fill it; Endpoint keeps a bounded number (endpoint.hpp).
+  /// Optional: the keys prepared (docs/crypto.md, "Prepared keys"): signature_public for
+  /// open_protected's verification, kem_public for protect()'s sealing (empty for the legacy
+  /// suite, whose RSA-OAEP has nothing to prepare). Same results, faster. Holders that talk to a
+  /// peer often fill them (prepare_keys); Endpoint keeps a bounded number (endpoint.hpp).
   crypto::VerifyingKey verifier{};
+  crypto::EncapsulationKey encapsulator{};
 };
 
 /// This peer's own identity: ID, suite, secret keys and its KEM public key (the sealing salt).
@@ -31,15 +34,18 @@ struct Identity {
   crypto::SecretBytes signature_secret;
   crypto::SecretBytes kem_secret;
   Bytes kem_public;
-  /// Optional: signature_secret prepared once (make_identity fills it); protect() signs with it
-  /// when set, with the bytes otherwise (the same signatures).
+  /// Optional: the secret keys prepared once (make_identity fills them with prepare_keys);
+  /// protect() and open_protected() use them when set, the bytes otherwise (the same results).
   crypto::SigningKey signer{};
+  crypto::DecapsulationKey decapsulator{};  ///< empty for the legacy suite
 };
 
-/// Fills self.signer from self.signature_secret (crypto::Error for a key the suite refuses).
-void prepare_signer(Identity& self);
-/// Fills keys.verifier from keys.signature_public (crypto::Error for a key the suite refuses).
-void prepare_verifier(PeerKeys& keys);
+/// Fills self.signer and self.decapsulator from the secret keys (crypto::Error for keys the
+/// suite refuses).
+void prepare_keys(Identity& self);
+/// Fills keys.verifier and keys.encapsulator from the public keys (crypto::Error for keys the
+/// suite refuses).
+void prepare_keys(PeerKeys& keys);
 
 /// Randomness for tests and known-answer vectors; empty fields are drawn from the OS CSPRNG.
 struct Determinism {

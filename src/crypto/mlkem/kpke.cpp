@@ -95,15 +95,35 @@ void kpke_keygen(std::uint8_t* ek, std::uint8_t* dk_pke, const std::uint8_t d[kS
 }
 
 template <int K>
-void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m[kSymBytes],
-                  const std::uint8_t r[kSymBytes]) noexcept {
+void expand_ek(ExpandedEk<K>& out, const std::uint8_t* ek) noexcept {
   using P = Params<K>;
-  PolyVec<K> t;
-  for (int i = 0; i < K; ++i) poly_from_bytes(t.p[static_cast<std::size_t>(i)], ek + kPolyBytes * static_cast<std::size_t>(i));
+  for (int i = 0; i < K; ++i) {
+    poly_from_bytes(out.t_hat.p[static_cast<std::size_t>(i)], ek + kPolyBytes * static_cast<std::size_t>(i));
+  }
   std::uint8_t rho[kSymBytes];
   std::memcpy(rho, ek + P::kPolyVecBytes, kSymBytes);
   declassify(rho, kSymBytes);  // public, although decapsulation reads it from inside dk
+  for (int i = 0; i < K; ++i) {
+    for (int j = 0; j < K; ++j) {
+      // A^T[i][j] = A[j][i] = SampleNTT(rho || i || j)
+      sample_ntt(out.a_transposed[static_cast<std::size_t>(i)].p[static_cast<std::size_t>(j)], rho,
+                 static_cast<std::uint8_t>(i), static_cast<std::uint8_t>(j));
+    }
+  }
+}
 
+template <int K>
+void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m[kSymBytes],
+                  const std::uint8_t r[kSymBytes]) noexcept {
+  ExpandedEk<K> expanded;
+  expand_ek<K>(expanded, ek);
+  kpke_encrypt_expanded<K>(ct, expanded, m, r);
+}
+
+template <int K>
+void kpke_encrypt_expanded(std::uint8_t* ct, const ExpandedEk<K>& ek,
+                           const std::uint8_t m[kSymBytes], const std::uint8_t r[kSymBytes]) noexcept {
+  using P = Params<K>;
   NttVec<K> y;
   PolyVec<K> e1;
   Poly e2;
@@ -117,14 +137,14 @@ void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m
   // u = NTT^-1(A^T o y) + e1  (line 19), c1 = ByteEncode_du(Compress_du(u))
   for (int i = 0; i < K; ++i) {
     Poly u;
-    matrix_row_times<K>(u, rho, i, true, y);
+    polyvec_basemul_acc_montgomery<K>(u, ek.a_transposed[static_cast<std::size_t>(i)], y.v, y.cache);
     invntt_tomont(u);
     poly_add(u, e1.p[static_cast<std::size_t>(i)]);
     poly_compress(ct + 32 * P::du * static_cast<std::size_t>(i), u, P::du);
   }
   // v = NTT^-1(t^T o y) + e2 + mu  (lines 20-21), c2 = ByteEncode_dv(Compress_dv(v))
   Poly v, mu;
-  polyvec_basemul_acc_montgomery<K>(v, t, y.v, y.cache);
+  polyvec_basemul_acc_montgomery<K>(v, ek.t_hat, y.v, y.cache);
   invntt_tomont(v);
   poly_from_msg(mu, m);
   poly_add(v, e2);
@@ -141,14 +161,25 @@ void kpke_encrypt(std::uint8_t* ct, const std::uint8_t* ek, const std::uint8_t m
 template <int K>
 void kpke_decrypt(std::uint8_t m[kSymBytes], const std::uint8_t* dk_pke,
                   const std::uint8_t* ct) noexcept {
-  using P = Params<K>;
-  // u' = Decompress_du(c1), v' = Decompress_dv(c2), s = ByteDecode_12(dk_PKE)  (lines 3-5)
-  NttVec<K> u;
+  // s = ByteDecode_12(dk_PKE)  (line 5)
   PolyVec<K> s;
   for (int i = 0; i < K; ++i) {
     const auto idx = static_cast<std::size_t>(i);
-    poly_decompress(u.v.p[idx], ct + 32 * P::du * idx, P::du);
     poly_from_bytes(s.p[idx], dk_pke + kPolyBytes * idx);
+  }
+  kpke_decrypt_decoded<K>(m, s, ct);
+  wipe(s);
+}
+
+template <int K>
+void kpke_decrypt_decoded(std::uint8_t m[kSymBytes], const PolyVec<K>& s,
+                          const std::uint8_t* ct) noexcept {
+  using P = Params<K>;
+  // u' = Decompress_du(c1), v' = Decompress_dv(c2)  (lines 3-4)
+  NttVec<K> u;
+  for (int i = 0; i < K; ++i) {
+    const auto idx = static_cast<std::size_t>(i);
+    poly_decompress(u.v.p[idx], ct + 32 * P::du * idx, P::du);
   }
   Poly v;
   poly_decompress(v, ct + P::kCtUBytes, P::dv);
@@ -164,7 +195,6 @@ void kpke_decrypt(std::uint8_t m[kSymBytes], const std::uint8_t* dk_pke,
   poly_reduce(w);
   poly_to_msg(m, w);
 
-  wipe(s);
   wipe(su);
   wipe(w);
 }
@@ -173,7 +203,12 @@ void kpke_decrypt(std::uint8_t m[kSymBytes], const std::uint8_t* dk_pke,
   template void kpke_keygen<K>(std::uint8_t*, std::uint8_t*, const std::uint8_t*) noexcept; \
   template void kpke_encrypt<K>(std::uint8_t*, const std::uint8_t*, const std::uint8_t*,    \
                                 const std::uint8_t*) noexcept;                              \
-  template void kpke_decrypt<K>(std::uint8_t*, const std::uint8_t*, const std::uint8_t*) noexcept;
+  template void kpke_decrypt<K>(std::uint8_t*, const std::uint8_t*, const std::uint8_t*) noexcept; \
+  template void expand_ek<K>(ExpandedEk<K>&, const std::uint8_t*) noexcept;                   \
+  template void kpke_encrypt_expanded<K>(std::uint8_t*, const ExpandedEk<K>&,                 \
+                                         const std::uint8_t*, const std::uint8_t*) noexcept;  \
+  template void kpke_decrypt_decoded<K>(std::uint8_t*, const PolyVec<K>&,                     \
+                                        const std::uint8_t*) noexcept;
 PQOT_INSTANTIATE_KPKE(2)
 PQOT_INSTANTIATE_KPKE(3)
 PQOT_INSTANTIATE_KPKE(4)
