@@ -2,10 +2,12 @@
 // Sign (Algorithm 2 over Algorithm 7) with the whole sk secret, hedged (rnd secret) and
 // deterministic, for ML-DSA-44/65/87. The message representative mu is computed inside sign()
 // from tr read out of the secret sk, so it is undefined too. The signature is public by
-// definition and is verified (public data, not constant time) to check the result.
+// definition and is verified (public data, not constant time) to check the result. On a CPU with
+// AVX2 it runs twice: through the AVX2 NTT (the default there) and through the portable one.
 #include <cstdio>
 #include <string>
 
+#include "crypto/simd.hpp"
 #include "harness.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "pqot/crypto/random.hpp"
@@ -51,14 +53,22 @@ int check(const MlDsa& dsa, int rounds) {
 
 }  // namespace
 
+// Both arithmetic paths where the CPU has AVX2 (src/crypto/simd.hpp): the AVX2 NTT the library
+// runs by default, then the portable one forced.
 int check_mldsa(int rounds) {
   int failures = 0;
-  for (auto set :
-       {MlDsaParameterSet::ml_dsa_44, MlDsaParameterSet::ml_dsa_65, MlDsaParameterSet::ml_dsa_87}) {
-    const MlDsa dsa(set);
-    failures += check(dsa, rounds);
-    std::printf("%s: keygen_internal, sign (hedged and deterministic) checked\n",
-                std::string(dsa.name()).c_str());
+  for (const bool portable : {false, true}) {
+    if (portable && !simd::avx2_available()) break;  // the first pass already was the portable one
+    const bool previous = simd::force_portable(portable);
+    const char* path = simd::use_avx2() ? "AVX2" : "portable";
+    for (auto set : {MlDsaParameterSet::ml_dsa_44, MlDsaParameterSet::ml_dsa_65,
+                     MlDsaParameterSet::ml_dsa_87}) {
+      const MlDsa dsa(set);
+      failures += check(dsa, rounds);
+      std::printf("%s (%s NTT): keygen_internal, sign (hedged and deterministic) checked\n",
+                  std::string(dsa.name()).c_str(), path);
+    }
+    simd::force_portable(previous);
   }
   return failures;
 }

@@ -19,11 +19,12 @@ struct PolyVec {
   std::array<Poly, N> p;
 };
 
-// ---- ntt.cpp -----------------------------------------------------------------------------------
+// ---- ntt.cpp (portable) and ntt_avx2.cpp (AVX2), chosen per call: ../simd.hpp -----------------
 /// Algorithm 41, in place. Input |coefficients| < q; output |coefficients| < 9q.
 void ntt(Poly& a) noexcept;
 /// Algorithm 42, in place, times the Montgomery factor 2^32 (which cancels the 2^-32 of
-/// poly_pointwise). Input |coefficients| <= 6283009 (reduce32); output |coefficients| < q.
+/// poly_pointwise). Input |coefficients| < q (reduce32 output, or poly_pointwise output as in
+/// times_challenge); output |coefficients| < q.
 void invntt_tomont(Poly& a) noexcept;
 /// r = a o b * 2^-32 in the NTT domain (Algorithm 45, MultiplyNTT, in Montgomery form).
 /// Requires |a|, |b| < 9q; output in (-q, q).
