@@ -1,19 +1,23 @@
 // The vector code of the crypto core against its portable code, bit for bit (docs/crypto.md,
 // "Vector code and its dispatch"): ML-DSA's AVX2 NTT and products (src/crypto/mldsa/ntt_avx2.cpp)
 // on random and extreme inputs over the whole range each caller may pass (the bounds in
-// src/crypto/mldsa/poly.hpp); the dispatch hook of src/crypto/simd.hpp. The ML-DSA
+// src/crypto/mldsa/poly.hpp); the four-way Keccak (src/crypto/keccak_x4.cpp) and the four-way
+// ExpandA / ExpandMask samplers on it; the dispatch hook of src/crypto/simd.hpp. The ML-DSA
 // known-answer tests run through both paths: mldsa_wycheproof_test.cpp (its *Portable tests).
 #include "crypto/simd.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "crypto/keccak_x4.hpp"
 #include "crypto/mldsa/ntt_impl.hpp"
 #include "crypto/mldsa/params.hpp"
 #include "crypto/mldsa/poly.hpp"
+#include "pqot/crypto/sha3.hpp"
 
 namespace pqot::crypto::mldsa {
 namespace {
@@ -186,6 +190,104 @@ TEST(MlDsaSimd, ForcePortableSwitchesTheDispatch) {
   ntt(got);
   EXPECT_EQ(got.c, expected.c);
   if (!simd_test_can_run()) GTEST_SKIP() << "this CPU has no AVX2: only the portable path ran";
+}
+
+#if defined(__x86_64__)
+
+TEST(KeccakX4, Avx2PermutationMatchesFourScalarOnes) {
+  if (!simd_test_can_run()) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    KeccakX4State got;
+    for (auto& lanes : got.lane) {
+      for (auto& x : lanes) x = i == 0 ? 0 : i == 1 ? ~std::uint64_t{0} : rng();
+    }
+    KeccakX4State expected = got;
+    crypto::avx2::keccak_f1600_x4(got);
+    for (std::size_t j = 0; j < 4; ++j) {
+      std::uint64_t one[25];
+      for (std::size_t l = 0; l < 25; ++l) one[l] = expected.lane[l][j];
+      keccak_f1600(one);
+      for (std::size_t l = 0; l < 25; ++l) ASSERT_EQ(got.lane[l][j], one[l]) << i << " " << j;
+    }
+  }
+}
+
+#endif  // defined(__x86_64__)
+
+// ShakeX4 against four Shake128 / Shake256 on inputs of lengths around the rate, on both paths.
+TEST(KeccakX4, ShakeX4MatchesFourSpongesOnBothPaths) {
+  std::mt19937_64 rng(8);
+  for (const bool portable : {false, true}) {
+    const bool previous = simd::force_portable(portable);
+    for (const std::size_t rate : {std::size_t{136}, std::size_t{168}}) {
+      for (const std::size_t len : {0, 1, 34, 66, 135, 136, 137, 167, 168, 169, 400}) {
+        std::uint8_t in[4][400];
+        for (auto& row : in) {
+          for (auto& b : row) b = static_cast<std::uint8_t>(rng());
+        }
+        const std::uint8_t* const ins[4] = {in[0], in[1], in[2], in[3]};
+        std::vector<std::uint8_t> out[4];
+        for (auto& o : out) o.resize(5 * rate);
+        ShakeX4 x(rate);
+        x.absorb_once(ins, len);
+        std::uint8_t* const first[4] = {out[0].data(), out[1].data(), out[2].data(), out[3].data()};
+        x.squeeze_blocks(first, 2);
+        std::uint8_t* const rest[4] = {first[0] + 2 * rate, first[1] + 2 * rate,
+                                       first[2] + 2 * rate, first[3] + 2 * rate};
+        x.squeeze_blocks(rest, 3);
+        for (std::size_t j = 0; j < 4; ++j) {
+          KeccakSponge one(rate, 0x1f);
+          one.absorb({in[j], len});
+          std::vector<std::uint8_t> expected(5 * rate);
+          one.squeeze(expected);
+          ASSERT_EQ(out[j], expected) << "rate " << rate << ", length " << len << ", instance " << j
+                                      << (portable ? ", portable" : "");
+        }
+      }
+    }
+    simd::force_portable(previous);
+  }
+}
+
+TEST(MlDsaSimd, SampleNttX4MatchesSampleNttWithAndWithoutRefills) {
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 40; ++i) {
+    std::uint8_t rho[kSeedBytes];
+    for (auto& b : rho) b = static_cast<std::uint8_t>(rng());
+    const std::uint8_t s[4] = {0, 1, 4, static_cast<std::uint8_t>(i)};
+    const std::uint8_t r[4] = {0, 7, 2, static_cast<std::uint8_t>(255 - i)};
+    Poly got[4];
+    Poly* const out[4] = {&got[0], &got[1], &got[2], &got[3]};
+    // first_blocks 1 (56 candidates) makes every stream refill several times.
+    const std::size_t first_blocks = i % 5 + 1;
+    sample_ntt_x4(out, rho, s, r, first_blocks);
+    for (std::size_t k = 0; k < 4; ++k) {
+      Poly expected;
+      sample_ntt(expected, rho, s[k], r[k]);
+      ASSERT_EQ(got[k].c, expected.c) << "case " << i << ", entry " << k;
+    }
+  }
+}
+
+TEST(MlDsaSimd, SampleMaskX4MatchesSampleMask) {
+  std::mt19937_64 rng(10);
+  for (int i = 0; i < 40; ++i) {
+    std::uint8_t rho2[kCrhBytes];
+    for (auto& b : rho2) b = static_cast<std::uint8_t>(rng());
+    const std::uint16_t nonce[4] = {static_cast<std::uint16_t>(i), 4, 65535,
+                                    static_cast<std::uint16_t>(rng())};
+    const int z_bits = i % 2 == 0 ? 18 : 20;  // ML-DSA-44; ML-DSA-65 and -87
+    const std::int32_t gamma1 = z_bits == 18 ? (1 << 17) : (1 << 19);
+    Poly got[4];
+    Poly* const out[4] = {&got[0], &got[1], &got[2], &got[3]};
+    sample_mask_x4(out, rho2, nonce, gamma1, z_bits);
+    for (std::size_t k = 0; k < 4; ++k) {
+      Poly expected;
+      sample_mask(expected, rho2, nonce[k], gamma1, z_bits);
+      ASSERT_EQ(got[k].c, expected.c) << "case " << i << ", entry " << k;
+    }
+  }
 }
 
 }  // namespace

@@ -81,4 +81,14 @@ void sample_mask(Poly& y, const std::uint8_t rho2[kCrhBytes], std::uint16_t nonc
 void sample_in_ball(Poly& c, const std::uint8_t* c_tilde, std::size_t c_tilde_len,
                     int tau) noexcept;
 
+// ---- sampling_x4.cpp: four entries at once over ../keccak_x4.hpp ------------------------------
+/// Four sample_ntt calls in one: a[k] = RejNTTPoly(rho || s[k] || r[k]). first_blocks (1-5, the
+/// SHAKE128 blocks squeezed before the first refill) changes only the speed; tests lower it so that
+/// the rarely taken refill path runs.
+void sample_ntt_x4(Poly* const a[4], const std::uint8_t rho[kSeedBytes], const std::uint8_t s[4],
+                   const std::uint8_t r[4], std::size_t first_blocks = 5) noexcept;
+/// Four sample_mask calls in one: y[k] from nonce[k].
+void sample_mask_x4(Poly* const y[4], const std::uint8_t rho2[kCrhBytes],
+                    const std::uint16_t nonce[4], std::int32_t gamma1, int z_bits) noexcept;
+
 }  // namespace pqot::crypto::mldsa
