@@ -1,10 +1,14 @@
 // ML-DSA against every Wycheproof vector (tests/data/wycheproof, see its README): verification of
 // valid and malformed signatures and keys, and deterministic or hedged signing from a seed xi,
-// through the external-mu entry where a vector gives only mu, for all three parameter sets.
+// through the external-mu entry where a vector gives only mu, for all three parameter sets. The
+// *Portable tests run the same vectors through the portable NTT where the CPU would take the AVX2
+// code (src/crypto/simd.hpp; docs/crypto.md, "Vector code and its dispatch"): every verification
+// file (l = 4, 5, 7 in poly_dot) and the ML-DSA-65 signing file, not all six (CI time).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
+#include "crypto/simd.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/mldsa.hpp"
 #include "wycheproof.hpp"
@@ -151,6 +155,23 @@ TEST(MlDsaWycheproof, SignSeed65) {
 }
 TEST(MlDsaWycheproof, SignSeed87) {
   run_sign_file(MlDsaParameterSet::ml_dsa_87, "mldsa_87_sign_seed_test.json");
+}
+
+TEST(MlDsaWycheproof, Verify44Portable) {
+  const simd::PortableScope portable;
+  run_verify_file(MlDsaParameterSet::ml_dsa_44, "mldsa_44_verify_test.json");
+}
+TEST(MlDsaWycheproof, Verify65Portable) {
+  const simd::PortableScope portable;
+  run_verify_file(MlDsaParameterSet::ml_dsa_65, "mldsa_65_verify_test.json");
+}
+TEST(MlDsaWycheproof, Verify87Portable) {
+  const simd::PortableScope portable;
+  run_verify_file(MlDsaParameterSet::ml_dsa_87, "mldsa_87_verify_test.json");
+}
+TEST(MlDsaWycheproof, SignSeed65Portable) {
+  const simd::PortableScope portable;
+  run_sign_file(MlDsaParameterSet::ml_dsa_65, "mldsa_65_sign_seed_test.json");
 }
 
 }  // namespace

@@ -1,60 +1,25 @@
 // The number-theoretic transform of FIPS 204 section 7.5 (Algorithms 41-42), with Montgomery
-// arithmetic: zeta^BitRev8(m) is stored times 2^32 so that montgomery_reduce() yields the plain
-// product.
+// arithmetic: zeta^BitRev8(m) is stored times 2^32 (zetas.hpp) so that montgomery_reduce() yields
+// the plain product. This file holds the portable code and the dispatch to the AVX2 code
+// (ntt_avx2.cpp) on CPUs that have it (../simd.hpp).
 #include <array>
 #include <cstdlib>
 
+#include "../simd.hpp"
+#include "ntt_impl.hpp"
 #include "poly.hpp"
 #include "reduce.hpp"
+#include "zetas.hpp"
 
 namespace pqot::crypto::mldsa {
 
+namespace portable {
+
 namespace {
 
-constexpr int bitrev8(int i) {
-  int r = 0;
-  for (int b = 0; b < 8; ++b) r |= ((i >> b) & 1) << (7 - b);
-  return r;
-}
-
-constexpr std::int64_t pow_mod(std::int64_t base, std::int64_t e) {
-  std::int64_t r = 1;
-  base %= kQ;
-  while (e > 0) {
-    if (e & 1) r = r * base % kQ;
-    base = base * base % kQ;
-    e >>= 1;
-  }
-  return r;
-}
-
-constexpr std::int64_t kMont = (std::int64_t{1} << 32) % kQ;  // 2^32 mod q
-
-// zetas[m] = 2^32 * 1753^BitRev8(m) mod q, centered in (-q/2, q/2] (1753 is the 512th root of
-// unity zeta of section 7.5; Appendix B lists the plain values).
-constexpr std::array<std::int32_t, kN> make_zetas() {
-  std::array<std::int32_t, kN> z{};
-  for (int m = 0; m < kN; ++m) {
-    std::int64_t v = kMont * pow_mod(1753, bitrev8(m)) % kQ;
-    if (v > kQ / 2) v -= kQ;
-    z[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(v);
-  }
-  return z;
-}
-
-constexpr std::array<std::int32_t, kN> kZetas = make_zetas();
-static_assert(pow_mod(1753, 256) == kQ - 1, "1753 is a primitive 512th root of unity mod q");
-static_assert(pow_mod(1753, bitrev8(1)) == 4808194, "Appendix B: zetas[1]");
-
-// 2^64 / 256 mod q: the f = 256^-1 of Algorithm 42 line 21 and the factor 2^32, through one
-// montgomery_reduce.
-constexpr std::int32_t kInvNttScale =
-    static_cast<std::int32_t>(kMont * kMont % kQ * pow_mod(256, kQ - 2) % kQ);
-
-// The last layer's -zetas[1] times that scale and times 2^-32, so that one montgomery_reduce does
-// both the butterfly's multiplication and the scaling by f (Algorithm 42 line 21) of those lanes.
-constexpr std::int32_t kInvNttScaledZeta = static_cast<std::int32_t>(
-    (std::int64_t{kQ} - kZetas[1]) % kQ * kInvNttScale % kQ * pow_mod(kMont, kQ - 2) % kQ);
+using zetas::kInvNttScale;
+using zetas::kInvNttScaledZeta;
+using zetas::kZetas;
 
 // One layer (one value of len) of Algorithm 41 with len a template parameter, so that the short
 // inner loops of the last layers are unrolled instead of paying the loop overhead per butterfly.
@@ -151,13 +116,45 @@ void poly_dot(Poly& r, const Poly* a, const Poly* b, std::size_t n) noexcept {
     case 5:
       poly_dot_n<5>(r, a, b);
       return;
-    case 7:
+    default:
       poly_dot_n<7>(r, a, b);
       return;
-    default:
-      // Only l = 4, 5, 7 exist (FIPS 204 Table 1); the bound argument of poly_dot_n needs l <= 7.
-      std::abort();
   }
+}
+
+}  // namespace portable
+
+// The functions of poly.hpp: the AVX2 code where the CPU has it (a branch on a CPU feature, never
+// on data), else the portable code above.
+
+void ntt(Poly& a) noexcept {
+#if defined(__x86_64__)
+  if (simd::use_avx2()) return avx2::ntt(a);
+#endif
+  portable::ntt(a);
+}
+
+void invntt_tomont(Poly& a) noexcept {
+#if defined(__x86_64__)
+  if (simd::use_avx2()) return avx2::invntt_tomont(a);
+#endif
+  portable::invntt_tomont(a);
+}
+
+void poly_pointwise(Poly& r, const Poly& a, const Poly& b) noexcept {
+#if defined(__x86_64__)
+  if (simd::use_avx2()) return avx2::poly_pointwise(r, a, b);
+#endif
+  portable::poly_pointwise(r, a, b);
+}
+
+void poly_dot(Poly& r, const Poly* a, const Poly* b, std::size_t n) noexcept {
+  // Only l = 4, 5, 7 exist (FIPS 204 Table 1); the bound argument of poly_dot needs l <= 7.
+  if (n != 4 && n != 5 && n != 7) std::abort();
+#if defined(__x86_64__)
+  if (simd::use_avx2()) return avx2::poly_dot(r, a, b, n);
+#endif
+  portable::poly_dot(r, a, b, n);
 }
 
 }  // namespace pqot::crypto::mldsa

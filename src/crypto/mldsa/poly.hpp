@@ -19,11 +19,12 @@ struct PolyVec {
   std::array<Poly, N> p;
 };
 
-// ---- ntt.cpp -----------------------------------------------------------------------------------
+// ---- ntt.cpp (portable) and ntt_avx2.cpp (AVX2), chosen per call: ../simd.hpp -----------------
 /// Algorithm 41, in place. Input |coefficients| < q; output |coefficients| < 9q.
 void ntt(Poly& a) noexcept;
 /// Algorithm 42, in place, times the Montgomery factor 2^32 (which cancels the 2^-32 of
-/// poly_pointwise). Input |coefficients| <= 6283009 (reduce32); output |coefficients| < q.
+/// poly_pointwise). Input |coefficients| < q (reduce32 output, or poly_pointwise output as in
+/// times_challenge); output |coefficients| < q.
 void invntt_tomont(Poly& a) noexcept;
 /// r = a o b * 2^-32 in the NTT domain (Algorithm 45, MultiplyNTT, in Montgomery form).
 /// Requires |a|, |b| < 9q; output in (-q, q).
@@ -79,5 +80,15 @@ void sample_mask(Poly& y, const std::uint8_t rho2[kCrhBytes], std::uint16_t nonc
 /// SampleInBall(c~) (Algorithm 29): tau coefficients +-1, the rest 0.
 void sample_in_ball(Poly& c, const std::uint8_t* c_tilde, std::size_t c_tilde_len,
                     int tau) noexcept;
+
+// ---- sampling_x4.cpp: four entries at once over ../keccak_x4.hpp ------------------------------
+/// Four sample_ntt calls in one: a[k] = RejNTTPoly(rho || s[k] || r[k]). first_blocks (1-5, the
+/// SHAKE128 blocks squeezed before the first refill) changes only the speed; tests lower it so that
+/// the rarely taken refill path runs.
+void sample_ntt_x4(Poly* const a[4], const std::uint8_t rho[kSeedBytes], const std::uint8_t s[4],
+                   const std::uint8_t r[4], std::size_t first_blocks = 5) noexcept;
+/// Four sample_mask calls in one: y[k] from nonce[k].
+void sample_mask_x4(Poly* const y[4], const std::uint8_t rho2[kCrhBytes],
+                    const std::uint16_t nonce[4], std::int32_t gamma1, int z_bits) noexcept;
 
 }  // namespace pqot::crypto::mldsa
