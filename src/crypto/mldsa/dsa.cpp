@@ -14,12 +14,31 @@ namespace pqot::crypto::mldsa {
 
 namespace {
 
+// The K l entries A_hat[r][s] = RejNTTPoly(rho || s || r) go four at a time through the four-way
+// sampler (four SHAKE128 streams per Keccak pass on AVX2), the last K l mod 4 one at a time; one
+// loop with a counter (a separate remainder loop draws a false -Waggressive-loop-optimizations
+// from GCC 12 for K = 4).
 template <int K>
 void expand_a(Matrix<K>& a, const std::uint8_t rho[kSeedBytes]) noexcept {
-  for (int r = 0; r < K; ++r) {
-    for (int s = 0; s < Params<K>::l; ++s) {
+  constexpr int L = Params<K>::l;
+  constexpr int kEntries = K * L;
+  int e = 0;
+  while (e < kEntries) {
+    if (e + 4 <= kEntries) {
+      Poly* out[4];
+      std::uint8_t s[4], r[4];
+      for (int k = 0; k < 4; ++k) {
+        r[k] = static_cast<std::uint8_t>((e + k) / L);
+        s[k] = static_cast<std::uint8_t>((e + k) % L);
+        out[k] = &a.row[r[k]].p[s[k]];
+      }
+      sample_ntt_x4(out, rho, s, r);
+      e += 4;
+    } else {
+      const int r = e / L, s = e % L;
       sample_ntt(a.row[static_cast<std::size_t>(r)].p[static_cast<std::size_t>(s)], rho,
                  static_cast<std::uint8_t>(s), static_cast<std::uint8_t>(r));
+      ++e;
     }
   }
 }
@@ -247,7 +266,14 @@ bool sign_expanded_mu(std::uint8_t* sig, const ExpandedSecretKey<K>& sk,
   for (std::uint32_t kappa = 0; !done; kappa += L) {
     if (kappa + L > 0x10000) break;
     // y = ExpandMask(rho'', kappa)  (line 11, Algorithm 34)
-    for (std::size_t r = 0; r < L; ++r) {
+    // (l >= 4 for every parameter set: the first four through the four-way sampler)
+    static_assert(L >= 4);
+    Poly* const first[4] = {&sec.y.p[0], &sec.y.p[1], &sec.y.p[2], &sec.y.p[3]};
+    const std::uint16_t nonces[4] = {
+        static_cast<std::uint16_t>(kappa), static_cast<std::uint16_t>(kappa + 1),
+        static_cast<std::uint16_t>(kappa + 2), static_cast<std::uint16_t>(kappa + 3)};
+    sample_mask_x4(first, sec.rho2, nonces, P::gamma1, P::z_bits);
+    for (std::size_t r = 4; r < L; ++r) {
       sample_mask(sec.y.p[r], sec.rho2, static_cast<std::uint16_t>(kappa + r), P::gamma1,
                   P::z_bits);
     }
