@@ -133,7 +133,9 @@ BenchC2::BenchC2(const BenchC2Options& o, const BenchBroker& broker) : dir_(o.st
   socket_ = (dir_ / "control.sock").string();
   metrics_port_ = telemetry_bench_free_port();
   // BenchBroker's client certificate is the dynsec administrator's, CN c2-<id>: the C2's own. Its
-  // CA lives 2 days: devices' certificates 1 (a certificate may not outlive its CA).
+  // CA lives 2 days: devices' certificates 1 (a certificate may not outlive its CA). The Reader
+  // Set is retransmitted after 5 s, not sooner: on a loaded machine a quicker retry crosses the
+  // device's answer, whose journal copy the C2 then refuses as REPLAY (harmless, but noise).
   const fs::path ca_key = fs::path(broker.ca_file()).parent_path() / "ca.key";
   const std::size_t pending = std::max<std::size_t>(100, o.devices);
   const std::string conf =
@@ -142,7 +144,7 @@ BenchC2::BenchC2(const BenchC2Options& o, const BenchBroker& broker) : dir_(o.st
       toml_quoted(broker.ca_file()) + "\ncert = " + toml_quoted(broker.client_cert()) + "\nkey = " +
       toml_quoted(broker.client_key()) + "\nreconnect_min_ms = 100\nreconnect_max_ms = 1000\n" +
       "[enrolment]\nca_cert = " + toml_quoted(broker.ca_file()) + "\nca_key = " + toml_quoted(ca_key.string()) +
-      "\ncert_days = 1\ndefault_join = \"simple\"\n[commands]\nretry_initial_ms = 500\nretry_max_ms = 2000\n" +
+      "\ncert_days = 1\ndefault_join = \"simple\"\n[commands]\nretry_initial_ms = 5000\nretry_max_ms = 30000\n" +
       "[join]\npending_max = " + std::to_string(pending) + "\n[limits]\nmax_devices = " +
       std::to_string(std::max<std::size_t>(10'000, o.devices)) + "\n[telemetry]\nstore = true\nretention_per_device = " +
       std::to_string(o.retention_per_device) + "\n[metrics]\nlisten = \"127.0.0.1:" +

@@ -277,6 +277,17 @@ class TbLoad {
   std::string error_;
 };
 
+// Connections the devices made beyond their first: a reconnect can lose or repeat QoS 1 messages
+// (clean sessions), which the C2 then counts as unconfirmed or REPLAY.
+std::uint64_t tb_device_reconnects(const std::vector<std::unique_ptr<BenchDevice>>& devices) {
+  std::uint64_t n = 0;
+  for (const auto& d : devices) {
+    const mqtt::ClientStats st = d->mqtt_stats();
+    n += st.connects > 1 ? st.connects - 1 : 0;
+  }
+  return n;
+}
+
 void tb_check(BenchC2& c2, const std::vector<std::unique_ptr<BenchDevice>>& devices, TbLoad* load) {
   if (!c2.running()) throw std::runtime_error("bench-telemetry: srup-c2 exited:\n" + c2.log_tail());
   for (const auto& d : devices) {
@@ -433,7 +444,8 @@ void run_bench_telemetry(const TelemetryBenchOptions& o) {
       {"unconfirmed", tb_metric(final_metrics, "srup_c2_telemetry_unconfirmed_total")},
       {"overload_drops", tb_metric(final_metrics, "srup_c2_overload_drops_total")},
       {"refusals", tb_family(final_metrics, "srup_c2_refusals_total")},
-      {"published", load.flow().published()}};
+      {"published", load.flow().published()},
+      {"device_reconnects", tb_device_reconnects(devices)}};
 
   if (o.json) {
     nlohmann::json out = {{"devices", o.devices},         {"rounds", o.rounds},       {"duration_s", o.duration_s},
