@@ -163,6 +163,15 @@ std::optional<ActionResult> ActionRunner::start(std::uint8_t id, const srup::Val
     // execve ends each argument at its first NUL: the program would see another argument.
     if (text.find('\0') != std::string::npos)
       return result_of(srup::Status::action_failed, "the argument holds a NUL byte");
+    // An argument from the wire is data, never an option of the program ("-rf", "--config=...",
+    // and negative numbers alike): refused, unless the program is told where its options end.
+    if (spec->end_of_options) {
+      tail.emplace_back("--");
+    } else if (!text.empty() && text[0] == '-') {
+      return result_of(srup::Status::action_failed,
+                       "the argument starts with '-' and would be read as an option (action.end_of_options passes it "
+                       "after --)");
+    }
     tail.push_back(std::move(text));
   }
   return spawn_locked(ProgramSpec{spec->program, {}, spec->env, spec->timeout_ms}, std::move(tail), std::move(done));

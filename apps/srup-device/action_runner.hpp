@@ -65,9 +65,9 @@ class ActionRunner {
 
   /// Starts action `id`. Returns the outcome at once if there is nothing to wait for: 0x2E for an
   /// ID the configuration does not name, 0x91 BUSY at the concurrency limit, 0x2F if the program
-  /// cannot be started (missing, not executable), the argument cannot be passed, or a built-in
-  /// has no handler. Otherwise returns nothing, and `done` is called exactly once, later, from
-  /// the runner's thread.
+  /// cannot be started (missing, not executable), the argument cannot be passed (it holds NUL, or
+  /// starts with '-' and the action has no end_of_options), or a built-in has no handler.
+  /// Otherwise returns nothing, and `done` is called exactly once, later, from the runner's thread.
   std::optional<ActionResult> start(std::uint8_t id, const srup::Value& argument, Done done);
 
   /// Runs `spec` with `extra_args` appended (the update's apply command): as start().

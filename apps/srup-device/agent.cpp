@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "pqot/common/clock.hpp"
+#include "pqot/common/printable.hpp"
 #include "pqot/metrics/http_server.hpp"
 #include "pqot/srup/topics.hpp"
 
@@ -58,7 +59,7 @@ Agent::Agent(DeviceConfig config)
   mqtt_ = std::make_unique<mqtt::Client>(broker_options(config_, identity_.self.id));
   runner_ = std::make_unique<ActionRunner>(config_.actions, config_.limits.max_concurrent_actions);
   runner_->register_builtin("log", [](const srup::Value& arg) {
-    spdlog::info("action log: {}", srup::to_text(arg));
+    spdlog::info("action log: {}", common::printable(srup::to_text(arg), 1024));
     return ActionResult{srup::Status::action_success, "logged", {}, 0};
   });
   runner_->register_builtin("reboot-simulated", [](const srup::Value&) {
@@ -74,6 +75,8 @@ Agent::Agent(DeviceConfig config)
     return ActionResult{srup::Status::action_success, "interval " + std::to_string(*ms) + " ms", {}, 0};
   });
   fetcher_ = std::make_unique<UpdateFetcher>(config_.update, *runner_);
+  if (const auto n = fetcher_->swept())
+    spdlog::info("updates: removed {} file(s) an earlier run left in {}", n, config_.update.dir);
   if (config_.telemetry.enabled) {
     if (config_.telemetry.source == TelemetrySource::model) {
       model_ = std::make_unique<MeterModel>(config_.telemetry.phases, config_.telemetry.seed, common::unix_time_ms());
@@ -184,7 +187,7 @@ void Agent::on_connection(const mqtt::ConnectionEvent& e) {
   if (e.kind == mqtt::ConnectionEvent::Kind::connected) {
     spdlog::info("connected to the broker (session {})", e.session_present ? "kept" : "new");
   } else if (log_limiter_.allow().log) {
-    spdlog::warn("broker: {}", e.reason.empty() ? "disconnected" : e.reason);
+    spdlog::warn("broker: {}", e.reason.empty() ? "disconnected" : common::printable(e.reason));
   }
 }
 
@@ -195,7 +198,7 @@ void Agent::refuse(std::string_view reason, std::string_view what) {
   if (what.starts_with(reason) && what.substr(reason.size()).starts_with(": ")) what.remove_prefix(reason.size() + 2);
   ++counters_.refusals[std::string(reason)];
   if (const auto permit = log_limiter_.allow(); permit.log) {
-    spdlog::warn("refused: {}: {}{}", reason, what,
+    spdlog::warn("refused: {}: {}{}", reason, common::printable(what),
                  permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed) : std::string());
   }
 }

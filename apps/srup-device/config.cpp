@@ -128,7 +128,8 @@ std::vector<std::string> args_of(const Reader& r, const toml::node& n, const std
 }
 
 void parse_action(const Reader& r, const toml::table& t, DeviceConfig& c) {
-  r.only_keys(t, "[[action]]", {"id", "program", "args", "pass_argument", "timeout_ms", "env", "builtin"});
+  r.only_keys(t, "[[action]]",
+              {"id", "program", "args", "pass_argument", "end_of_options", "timeout_ms", "env", "builtin"});
   ActionSpec a;
   const auto* id = t.get("id");
   if (!id) r.fail(t, "[[action]] needs id (0..255)");
@@ -144,13 +145,17 @@ void parse_action(const Reader& r, const toml::table& t, DeviceConfig& c) {
       r.fail(*program, "action.program must be an absolute path (no PATH search)");
     if (const auto* v = t.get("args")) a.args = args_of(r, *v, "action.args");
     if (const auto* v = t.get("pass_argument")) a.pass_argument = r.bool_of(*v, "action.pass_argument");
+    if (const auto* v = t.get("end_of_options")) {
+      a.end_of_options = r.bool_of(*v, "action.end_of_options");
+      if (!a.pass_argument) r.fail(*v, "action.end_of_options needs pass_argument = true");
+    }
     if (const auto* v = t.get("timeout_ms")) a.timeout_ms = static_cast<std::uint32_t>(r.int_of(*v, "action.timeout_ms", 1, kDay));
     if (const auto* v = t.get("env")) a.env = env_of(r, *v, "action.env");
   } else {
     a.builtin = r.string_of(*builtin, "action.builtin");
     if (std::find(std::begin(kBuiltinActions), std::end(kBuiltinActions), a.builtin) == std::end(kBuiltinActions))
       r.fail(*builtin, "action.builtin: " + in_quotes(a.builtin) + " is not one of log, reboot-simulated, set-interval");
-    for (const char* k : {"args", "pass_argument", "timeout_ms", "env"})
+    for (const char* k : {"args", "pass_argument", "end_of_options", "timeout_ms", "env"})
       if (const auto* v = t.get(k)) r.fail(*v, std::string("action.") + k + " is for programs, not built-in actions");
   }
   c.actions.push_back(std::move(a));
@@ -158,7 +163,7 @@ void parse_action(const Reader& r, const toml::table& t, DeviceConfig& c) {
 
 void parse_update(const Reader& r, const toml::table& t, DeviceConfig& c) {
   r.only_keys(t, "[update]", {"dir", "max_bytes", "timeout_ms", "io_timeout_ms", "apply_program", "apply_args",
-                              "apply_timeout_ms", "allowed_file_root"});
+                              "apply_timeout_ms", "allowed_file_root", "redirects"});
   auto& u = c.update;
   if (const auto* v = t.get("dir")) u.dir = r.path_of(*v, "update.dir");
   if (const auto* v = t.get("max_bytes")) u.max_bytes = static_cast<std::uint64_t>(r.int_of(*v, "update.max_bytes", 1, 4ll << 30));
@@ -180,6 +185,13 @@ void parse_update(const Reader& r, const toml::table& t, DeviceConfig& c) {
     u.allowed_file_root = r.path_of(*v, "update.allowed_file_root");
     if (!std::filesystem::path(u.allowed_file_root).is_absolute())
       r.fail(*v, "update.allowed_file_root must be an absolute path");
+  }
+  if (const auto* v = t.get("redirects")) {
+    const std::string s = r.string_of(*v, "update.redirects");
+    if (s == "none") u.redirects = UpdateRedirects::none;
+    else if (s == "same-origin") u.redirects = UpdateRedirects::same_origin;
+    else if (s == "public") u.redirects = UpdateRedirects::public_hosts;
+    else r.fail(*v, "update.redirects: " + in_quotes(s) + " is not one of none, same-origin, public");
   }
 }
 

@@ -64,9 +64,19 @@ struct ActionSpec {
   std::string program;            ///< absolute after loading; empty for a built-in
   std::vector<std::string> args;  ///< argv[1..]; argv[0] is the program path
   bool pass_argument = false;     ///< append the SRUP argument's text as one more argv element
+  /// With pass_argument: put "--" before the argument, which may then start with '-'. Without
+  /// it such an argument is refused (it would be read as an option of the program).
+  bool end_of_options = false;
   std::uint32_t timeout_ms = 10'000;
   std::vector<std::string> env;  ///< "NAME=VALUE" set, or "NAME" copied from the agent's own
   std::string builtin;           ///< one of kBuiltinActions; empty for a program
+};
+
+/// Which HTTP redirects an update download follows (update.redirects).
+enum class UpdateRedirects {
+  none,          ///< none: a 3xx answer is an HTTP error
+  same_origin,   ///< only to the same host and port (relative or absolute Location)
+  public_hosts,  ///< also to other hosts, if every address they resolve to is public
 };
 
 struct UpdateSection {
@@ -77,7 +87,9 @@ struct UpdateSection {
   std::string apply_program;                    ///< empty: Update Activate answers 0x1F
   std::vector<std::string> apply_args;          ///< before the file's path
   std::uint32_t apply_timeout_ms = 600'000;
-  std::string allowed_file_root;  ///< empty: any absolute file:// path
+  /// file:// URLs must resolve inside it; empty: file:// URLs are refused.
+  std::string allowed_file_root;
+  UpdateRedirects redirects = UpdateRedirects::same_origin;
 };
 
 enum class TelemetrySource { model, modbus };

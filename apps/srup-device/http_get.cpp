@@ -5,6 +5,7 @@
 #include "http_get.hpp"
 
 #include <algorithm>
+#include <array>
 #include <asio.hpp>
 #include <charconv>
 #include <chrono>
@@ -54,7 +55,9 @@ class HttpConnection {
   HttpConnection(const HttpLimits& limits, HttpClock::time_point total_deadline, const std::atomic<bool>& cancel)
       : limits_(limits), total_deadline_(total_deadline), cancel_(cancel) {}
 
-  void connect(const HttpUrl& url) {
+  /// With `require_public` (a redirect to another server, update.redirects = "public") every
+  /// address the name resolves to must be public, else the GET stops before connecting.
+  void connect(const HttpUrl& url, bool require_public) {
     tcp::resolver resolver(io_);
     tcp::resolver::results_type endpoints;
     asio::error_code ec;
@@ -67,6 +70,14 @@ class HttpConnection {
     if (!run(done, [&] { resolver.cancel(); }))
       http_stop(HttpFailure::server, "resolving " + http_quote(url.host) + ": " + why_);
     if (ec) http_stop(HttpFailure::server, "cannot resolve " + http_quote(url.host) + ": " + ec.message());
+    if (require_public) {
+      for (const auto& entry : endpoints) {
+        const std::string ip = entry.endpoint().address().to_string();
+        if (!is_public_address(ip))
+          http_stop(HttpFailure::http, "redirect to " + http_quote(url.host) + " refused: it resolves to " + ip +
+                                           ", not a public address");
+      }
+    }
     done = false;
     asio::async_connect(socket_, endpoints, [&](const asio::error_code& e, const tcp::endpoint&) {
       ec = e;
@@ -146,6 +157,53 @@ class HttpConnection {
   tcp::socket socket_{io_};
   std::string why_;
 };
+
+/// Same scheme (always http), host (names compared case-insensitively) and port.
+bool http_same_origin(const HttpUrl& a, const HttpUrl& b) { return http_lower(a.host) == http_lower(b.host) && a.port == b.port; }
+
+/// `address` in the network of `prefix` (its first bytes, network order) and `bits`.
+template <std::size_t N>
+bool http_in_prefix(const std::array<unsigned char, N>& address, const unsigned* prefix, std::size_t bytes,
+                    unsigned bits) {
+  for (std::size_t i = 0; i < bytes && i < N && 8 * i < bits; ++i) {
+    const unsigned take = std::min<unsigned>(8, bits - static_cast<unsigned>(8 * i));
+    const unsigned mask = (0xFFu << (8 - take)) & 0xFFu;
+    if ((address[i] & mask) != (prefix[i] & mask)) return false;
+  }
+  return true;
+}
+
+template <std::size_t N>
+bool http_in_prefix(const std::array<unsigned char, N>& address, std::initializer_list<unsigned> prefix, unsigned bits) {
+  return http_in_prefix(address, prefix.begin(), prefix.size(), bits);
+}
+
+bool http_public_v4(const asio::ip::address_v4::bytes_type& a) {
+  struct Range {
+    std::array<unsigned, 3> prefix;
+    unsigned bits;
+  };
+  // RFC 6890's special-purpose registry, in short: none of these is somebody's public server.
+  static const Range kNotPublic[] = {
+      {{0}, 8},              // "this network" (0.0.0.0 reaches the local host on Linux)
+      {{10}, 8},             // private (RFC 1918)
+      {{100, 64}, 10},       // shared address space (carrier-grade NAT, RFC 6598)
+      {{127}, 8},            // loopback
+      {{169, 254}, 16},      // link-local (cloud metadata services live here)
+      {{172, 16}, 12},       // private
+      {{192, 0, 0}, 24},     // IETF protocol assignments
+      {{192, 0, 2}, 24},     // documentation
+      {{192, 168}, 16},      // private
+      {{198, 18}, 15},       // benchmarking
+      {{198, 51, 100}, 24},  // documentation
+      {{203, 0, 113}, 24},   // documentation
+      {{224}, 4},            // multicast
+      {{240}, 4},            // reserved, and the broadcast address
+  };
+  for (const Range& r : kNotPublic)
+    if (http_in_prefix(a, r.prefix.data(), r.prefix.size(), r.bits)) return false;
+  return true;
+}
 
 struct HttpHead {
   int status = 0;
@@ -298,6 +356,20 @@ class BodyReader {
 
 }  // namespace
 
+bool is_public_address(const std::string& ip) {
+  asio::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(ip, ec);
+  if (ec) return false;
+  if (address.is_v4()) return http_public_v4(address.to_v4().to_bytes());
+  const auto a = address.to_v6().to_bytes();
+  if (http_in_prefix(a, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 96) ||  // IPv4-mapped
+      http_in_prefix(a, {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0}, 96)) {  // NAT64
+    return http_public_v4({a[12], a[13], a[14], a[15]});
+  }
+  return http_in_prefix(a, {0x20}, 3) && !http_in_prefix(a, {0x20, 0x01, 0x0d, 0xb8}, 32) &&
+         !http_in_prefix(a, {0x20, 0x02}, 16);
+}
+
 std::variant<HttpUrl, std::string> parse_http_url(std::string_view url) {
   constexpr std::string_view scheme = "http://";
   if (url.size() > 2048) return std::string("URL over 2,048 bytes");
@@ -349,10 +421,11 @@ HttpResult http_get(const std::string& url_text, const HttpLimits& limits,
   auto parsed = parse_http_url(url_text);
   if (auto* msg = std::get_if<std::string>(&parsed)) return HttpResult{HttpFailure::http, *msg, 0};
   HttpUrl url = std::get<HttpUrl>(parsed);
+  const HttpUrl origin = url;  // the server the C2 named
   try {
     for (int redirects = 0;; ++redirects) {
       HttpConnection conn(limits, total_deadline, cancel);
-      conn.connect(url);
+      conn.connect(url, !http_same_origin(url, origin));
       const bool v6 = url.host.find(':') != std::string::npos;
       std::string host_header = v6 ? "[" + url.host + "]" : url.host;
       if (url.port != 80) host_header.append(":").append(std::to_string(url.port));
@@ -369,6 +442,8 @@ HttpResult http_get(const std::string& url_text, const HttpLimits& limits,
       if (head_end + 4 > kMaxHttpHead) http_stop(HttpFailure::http, "response head over 16 KiB");
       const HttpHead head = parse_head(std::string_view(buf).substr(0, head_end + 4));
       if (head.status == 301 || head.status == 302 || head.status == 303 || head.status == 307 || head.status == 308) {
+        if (limits.redirects == UpdateRedirects::none)
+          http_stop(HttpFailure::http, "HTTP " + std::to_string(head.status) + " redirect refused (update.redirects = none)");
         if (redirects == kMaxHttpRedirects) http_stop(HttpFailure::http, "more than 3 redirects");
         if (head.location.empty()) http_stop(HttpFailure::http, "redirect without Location");
         if (head.location[0] == '/' && (head.location.size() < 2 || head.location[1] != '/')) {
@@ -381,6 +456,12 @@ HttpResult http_get(const std::string& url_text, const HttpLimits& limits,
             http_stop(HttpFailure::http, "redirect to " + http_quote(head.location) + " refused: " + *msg);
           url = std::get<HttpUrl>(next);
         }
+        // Another server than the C2 named: only with "public", and then only to public
+        // addresses (connect checks them), so a server or anyone on the path cannot send the
+        // device to its own loopback, its LAN or a metadata service.
+        if (!http_same_origin(url, origin) && limits.redirects != UpdateRedirects::public_hosts)
+          http_stop(HttpFailure::http, "redirect to another server refused: " + http_quote(head.location) +
+                                           " (update.redirects = same-origin)");
         continue;
       }
       if (head.status != 200) http_stop(HttpFailure::http, "HTTP " + std::to_string(head.status) + " " + head.reason);

@@ -1,8 +1,9 @@
 // srup-device: the small HTTP/1.1 client that fetches update files (docs/srup-device.md,
 // "Updates"). One GET per connection ("Connection: close") over plain TCP on Asio, with deadlines
 // for connecting and for each read, a bound on the whole transfer, a size bound checked against
-// Content-Length and while streaming, chunked transfer coding, and at most 3 redirects to http://
-// URLs. Blocking: the update fetcher runs it on its own thread. Internal to srup-device.
+// Content-Length and while streaming, chunked transfer coding, and at most 3 redirects, by default
+// only on the same server (update.redirects). Blocking: the update fetcher runs it on its own
+// thread. Internal to srup-device.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <variant>
 
 #include "pqot/crypto/bytes.hpp"
+#include "srup-device/config.hpp"
 
 namespace pqot::srup_device {
 
@@ -34,7 +36,15 @@ struct HttpLimits {
   std::uint32_t io_timeout_ms = 10'000;    ///< connect, and every read or write
   std::uint32_t total_timeout_ms = 300'000;  ///< the whole transfer, redirects included
   std::uint64_t max_bytes = 64ull << 20;    ///< body
+  UpdateRedirects redirects = UpdateRedirects::same_origin;  ///< which redirects are followed
 };
+
+/// Whether `ip` (an IPv4 or IPv6 address as text) is a public unicast address: not unspecified,
+/// loopback, private (RFC 1918, RFC 6598, IPv6 unique local), link-local, multicast, reserved or
+/// for documentation; IPv4-mapped and NAT64 (64:ff9b::/96) IPv6 addresses as their IPv4 address;
+/// other IPv6 addresses only in 2000::/3, without 2001:db8::/32 and 6to4 (2002::/16). False
+/// for text that is no address.
+bool is_public_address(const std::string& ip);
 
 /// How a GET ended; maps to the update statuses of docs/srup-pq.md 2.5.
 enum class HttpFailure {

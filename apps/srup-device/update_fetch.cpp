@@ -24,6 +24,25 @@ UpdateResult update_result(srup::Status s, std::string detail, std::string path 
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
+/// `p` lexically normal, without a trailing '/' (but "/" itself).
+std::string update_normal(const std::string& p) {
+  std::string n = std::filesystem::path(p).lexically_normal().string();
+  while (n.size() > 1 && n.back() == '/') n.pop_back();
+  return n;
+}
+
+/// A name the fetcher gives its files: "update-XXXXXX" (ready) or "update-XXXXXX.part" (being
+/// written), XXXXXX six letters or digits (mkostemps).
+bool update_own_name(std::string_view name) {
+  constexpr std::string_view prefix = "update-";
+  if (!starts_with(name, prefix)) return false;
+  name.remove_prefix(prefix.size());
+  if (name.size() != 6 && !(name.size() == 11 && name.substr(6) == ".part")) return false;
+  return std::all_of(name.begin(), name.begin() + 6, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  });
+}
+
 /// Closes a descriptor at the end of its scope.
 struct UpdateFd {
   int fd = -1;
@@ -46,6 +65,7 @@ struct UpdateFetcher::Pending {
 UpdateFetcher::UpdateFetcher(UpdateSection config, ActionRunner& runner) : config_(std::move(config)), runner_(runner) {
   std::filesystem::create_directories(config_.dir);
   std::filesystem::permissions(config_.dir, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  sweep();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -60,6 +80,21 @@ UpdateFetcher::~UpdateFetcher() {
   for (auto& p : pending_)
     if (p->ready) ::unlink(p->path.c_str());
 }
+
+// A new fetcher holds no update, so every file of its own naming in the directory was left by an
+// agent that stopped mid-download or with updates ready (a crash, SIGKILL, power loss): disk the
+// C2 made it fill, never to be used again. Nothing else is touched (not even a symlink so named).
+void UpdateFetcher::sweep() {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!update_own_name(it->path().filename().string()) || !it->is_regular_file(type_ec) || it->is_symlink(type_ec))
+      continue;
+    if (::unlink(it->path().c_str()) == 0) ++swept_;
+  }
+}
+
+std::size_t UpdateFetcher::swept() const { return swept_; }
 
 std::size_t UpdateFetcher::pending() const {
   std::lock_guard lock(mu_);
@@ -179,7 +214,7 @@ UpdateResult UpdateFetcher::download(Pending& p) {
   if (starts_with(p.url, "file://")) {
     r = fetch_file(p.url, sink);
   } else {
-    const HttpLimits limits{config_.io_timeout_ms, config_.timeout_ms, config_.max_bytes};
+    const HttpLimits limits{config_.io_timeout_ms, config_.timeout_ms, config_.max_bytes, config_.redirects};
     const HttpResult h = http_get(p.url, limits, sink, cancel_);
     switch (h.failure) {
       case HttpFailure::none: r.status = srup::Status::update_success; break;
@@ -212,19 +247,29 @@ UpdateResult UpdateFetcher::fetch_file(const std::string& url, const Sink& sink)
   if (path.empty() || path[0] != '/')
     return update_result(srup::Status::update_file_error, "a file URL must be file:///ABSOLUTE/PATH");
   if (path.find('\0') != std::string::npos) return update_result(srup::Status::update_file_error, "the path holds NUL");
+  // Without a root the device reads no local file for its C2 (not even to answer whether it exists).
+  if (config_.allowed_file_root.empty())
+    return update_result(srup::Status::update_file_error,
+                         "file:// updates are off: update.allowed_file_root names no directory");
   // The real path, symlinks resolved, must lie under the allowed root (itself resolved).
+  char* root_real = ::realpath(config_.allowed_file_root.c_str(), nullptr);
+  const std::string root = root_real != nullptr ? root_real : "";
+  std::free(root_real);
+  const auto inside = [](const std::string& p, const std::string& r) {
+    return !r.empty() && (r == "/" || starts_with(p, r + "/"));
+  };
+  const auto outside = update_result(srup::Status::update_file_error, "the file is outside the allowed root");
   char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr)
-    return update_result(srup::Status::update_file_error, "cannot open the file: " + std::string(std::strerror(errno)));
+  if (real == nullptr) {
+    const int e = errno;
+    // Whether a path outside the root exists is none of the C2's business either.
+    const std::string lexical = update_normal(path);
+    if (!inside(lexical, root) && !inside(lexical, update_normal(config_.allowed_file_root))) return outside;
+    return update_result(srup::Status::update_file_error, "cannot open the file: " + std::string(std::strerror(e)));
+  }
   const std::string canonical(real);
   std::free(real);
-  if (!config_.allowed_file_root.empty()) {
-    char* root_real = ::realpath(config_.allowed_file_root.c_str(), nullptr);
-    std::string root = root_real != nullptr ? root_real : "";
-    std::free(root_real);
-    if (root.empty() || !(root == "/" || starts_with(canonical, root + "/")))
-      return update_result(srup::Status::update_file_error, "the file is outside the allowed root");
-  }
+  if (!inside(canonical, root)) return outside;
   UpdateFd in;
   in.fd = ::open(canonical.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (in.fd < 0)

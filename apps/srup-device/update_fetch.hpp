@@ -38,7 +38,8 @@ class UpdateFetcher {
   using Done = std::function<void(UpdateResult)>;
 
   /// `runner` runs the apply command and must outlive the fetcher. Creates `config.dir` (0700)
-  /// if missing (std::filesystem::filesystem_error if it cannot).
+  /// if missing (std::filesystem::filesystem_error if it cannot), and deletes the files an earlier
+  /// fetcher left there: regular files named update-XXXXXX or update-XXXXXX.part, nothing else.
   UpdateFetcher(UpdateSection config, ActionRunner& runner);
   /// Cancels a running download (within about 100 ms) and deletes every file it made.
   ~UpdateFetcher();
@@ -62,8 +63,12 @@ class UpdateFetcher {
   /// Updates held (downloading or ready).
   std::size_t pending() const;
 
+  /// Files left by an earlier fetcher that the constructor deleted.
+  std::size_t swept() const;
+
  private:
   struct Pending;
+  void sweep();
   void loop();
   UpdateResult download(Pending& p);
   using Sink = std::function<bool(crypto::ByteView)>;
@@ -79,6 +84,7 @@ class UpdateFetcher {
   bool downloading_ = false;
   bool stopping_ = false;
   std::atomic<bool> cancel_{false};
+  std::size_t swept_ = 0;
   std::thread thread_;
 };
 

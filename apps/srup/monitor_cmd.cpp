@@ -17,6 +17,7 @@
 #include "pqot/mqtt/client.hpp"
 #include "pqot/srup/identity.hpp"
 #include "pqot/srup/reading_json.hpp"
+#include "pqot/srup/reading_text.hpp"
 #include "pqot/srup/state.hpp"
 #include "pqot/srup/telemetry.hpp"
 #include "pqot/srup/telemetry_key_store.hpp"
@@ -222,11 +223,12 @@ class Monitor {
     } else if (o_.format == "csv") {
       for (const auto& c : r.channels) {
         std::cout << srup::id_text(device) << "," << seq << "," << r.timestamp_ms << "," << srup::channel_name(c.channel)
-                  << "," << srup::to_text(c.value) << ",provisional\n";
+                  << "," << srup::value_csv_field(c.value) << ",provisional\n";
       }
     } else {
       std::cout << srup::id_text(device) << "  #" << std::left << std::setw(8) << seq;
-      for (const auto& c : r.channels) std::cout << " " << srup::channel_name(c.channel) << "=" << srup::to_text(c.value);
+      for (const auto& c : r.channels)
+        std::cout << " " << srup::channel_name(c.channel) << "=" << srup::value_table_text(c.value);
       std::cout << "\n";
     }
     std::cout.flush();

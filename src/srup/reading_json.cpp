@@ -11,8 +11,15 @@ namespace pqot::srup {
 namespace {
 
 void append_escaped(std::string& out, std::string_view s) {
+  const auto unicode_escape = [&out](unsigned code) {
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "\\u%04x", code);
+    out += buf;
+  };
   out += '"';
-  for (const char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const auto u = static_cast<unsigned char>(c);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -20,10 +27,13 @@ void append_escaped(std::string& out, std::string_view s) {
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buf;
+        if (u < 0x20 || u == 0x7f) {
+          unicode_escape(u);
+        } else if (u == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                   static_cast<unsigned char>(s[i + 1]) <= 0x9F) {
+          // A C1 control (U+0080..U+009F): valid JSON as it is, but a terminal showing the line
+          // may obey it (U+009B starts an escape sequence), so it is escaped like DEL.
+          unicode_escape(static_cast<unsigned char>(s[++i]));
         } else {
           out += c;  // valid UTF-8 (the body decoder checked it) passes as it is
         }

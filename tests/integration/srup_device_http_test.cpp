@@ -197,6 +197,68 @@ TEST_F(SrupDeviceHttp, RedirectsAreBoundedAndStayOnHttp) {
   EXPECT_EQ(r.status, Status::update_http_error);
 }
 
+// A redirect is the download server's word, not the C2's: by default (update.redirects =
+// "same-origin") it may only move within the server the C2 named; "public" lets it go to another
+// server only if every address of that server is public (never loopback, the LAN, link-local);
+// "none" follows no redirect at all.
+TEST_F(SrupDeviceHttp, RedirectsStayOnTheServerTheC2NamedUnlessConfigured) {
+  DevhttpServer other({{"/fw.bin", {devhttp_ok(kDevhttpFile)}}});
+  DevhttpServer server({
+      {"/fw.bin", {devhttp_ok(kDevhttpFile)}},
+      {"/away", {"HTTP/1.1 302 Found\r\nLocation: " + other.url("/fw.bin") + "\r\nContent-Length: 0\r\n\r\n"}},
+      {"/by-name", {"HTTP/1.1 302 Found\r\nLocation: http://localhost:" + std::to_string(other.port()) +
+                    "/fw.bin\r\nContent-Length: 0\r\n\r\n"}},
+      {"/relative", {"HTTP/1.1 301 Moved\r\nLocation: /fw.bin\r\nContent-Length: 0\r\n\r\n"}},
+  });
+  ASSERT_EQ(config_.redirects, UpdateRedirects::same_origin);  // the default
+  auto r = fetch(server.url("/away"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "redirect to another server refused: " + other.url("/fw.bin").substr(0, 64) +
+                          " (update.redirects = same-origin)");
+  r = fetch(server.url("/by-name"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(other.requests(), 0);
+  r = fetch(server.url("/relative"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+
+  // "public": another server, but only at a public address; 127.0.0.1 and localhost are not.
+  config_.redirects = UpdateRedirects::public_hosts;
+  r = fetch(server.url("/away"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "redirect to 127.0.0.1 refused: it resolves to 127.0.0.1, not a public address");
+  r = fetch(server.url("/by-name"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_NE(r.detail.find("redirect to localhost refused: it resolves to "), std::string::npos) << r.detail;
+  EXPECT_EQ(other.requests(), 0);
+  r = fetch(server.url("/relative"));
+  EXPECT_EQ(r.status, Status::update_success) << r.detail;
+
+  // "none": not even within the server.
+  config_.redirects = UpdateRedirects::none;
+  const int before = server.requests();
+  r = fetch(server.url("/relative"));
+  EXPECT_EQ(r.status, Status::update_http_error);
+  EXPECT_EQ(r.detail, "HTTP 301 redirect refused (update.redirects = none)");
+  EXPECT_EQ(server.requests() - before, 1);
+}
+
+TEST(SrupDeviceHttpUrl, OnlyPublicAddressesArePublic) {
+  for (const char* ip : {"8.8.8.8", "1.1.1.1", "172.15.255.255", "172.32.0.1", "100.63.255.255", "100.128.0.1",
+                         "169.253.255.255", "192.0.3.1", "223.255.255.255", "2a00:1450:4001:80e::200e",
+                         "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808"}) {
+    EXPECT_TRUE(is_public_address(ip)) << ip;
+  }
+  for (const char* ip : {"0.0.0.0", "0.1.2.3", "10.0.0.1", "10.255.255.255", "100.64.0.1", "100.127.255.255",
+                         "127.0.0.1", "127.255.0.1", "169.254.169.254", "172.16.0.1", "172.31.255.255", "192.0.0.8",
+                         "192.0.2.1", "192.168.1.1", "198.18.0.1", "198.19.255.255", "198.51.100.7", "203.0.113.9",
+                         "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255", "::", "::1",
+                         "::ffff:127.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a00:1", "fe80::1", "fc00::1",
+                         "fd12:3456::1", "ff02::1", "2001:db8::1", "2002:7f00:1::1", "::127.0.0.1", "1234::1",
+                         "not-an-ip", "", "localhost"}) {
+    EXPECT_FALSE(is_public_address(ip)) << ip;
+  }
+}
+
 TEST_F(SrupDeviceHttp, ResponseHeadIsBounded) {
   DevhttpServer server({{"/fat", {"HTTP/1.1 200 OK\r\nX-Pad: " + std::string(20'000, 'p') + "\r\nContent-Length: 1\r\n\r\nx"}},
                         {"/nonsense", {"SSH-2.0-OpenSSH_9.2\r\n\r\n"}}});

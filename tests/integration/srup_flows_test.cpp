@@ -184,7 +184,8 @@ TEST(SrupFlows, AnUpdateIsAppliedOnlyWhenItsDigestMatches) {
   write_text(work / "evil.bin", "firmware image 2.0, altered\n");
   const std::string digest = crypto::to_hex(crypto::sha256(crypto::as_bytes(firmware)));
   const std::string dev = srup::id_text(0xa5);
-  const fs::path config = sys.make_device(0xa5, "simple", "[update]\napply_program = \"" + apply.string() + "\"\n");
+  const fs::path config = sys.make_device(0xa5, "simple", "[update]\napply_program = \"" + apply.string() +
+                                                             "\"\nallowed_file_root = \"" + work.string() + "\"\n");
   const fs::path downloads = config.parent_path() / "updates";
   ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
   ASSERT_TRUE(eventually([&] { return sys.device_state(0xa5) == "joined"; })) << device.out();

@@ -205,6 +205,13 @@ TEST(SrupHostileSystem, StrangersAndAHostileDeviceAreRefusedWhileTheC2AndItsDevi
     return r.out.find("ACTION_SUCCESS") != std::string::npos && device_a.wait_for_out("action log: " + arg);
   };
   ASSERT_TRUE(a_acts("before")) << device_a.out() << sys.c2().out();
+  // Text from the wire reaches the device's log escaped: it can neither forge a log line nor
+  // drive the terminal the log is read on.
+  const CliResult logged =
+      sys.c2_cli({"action", srup::id_text(0xa1), "7", "--arg", "\x1b[2Jx\n2026-12-02 critical forged", "--wait", "30"});
+  EXPECT_NE(logged.out.find("ACTION_SUCCESS"), std::string::npos) << logged.out << logged.err;
+  EXPECT_TRUE(device_a.wait_for_out("action log: \\x1b[2Jx\\x0a2026-12-02 critical forged")) << device_a.out();
+  EXPECT_EQ(device_a.out().find("\x1b[2J"), std::string::npos) << device_a.out();
 
   // No client certificate: the TLS handshake fails (MqttBroker.* shows the broker side).
   MqttPeer anonymous(sys.broker().client_options("anonymous", ""));

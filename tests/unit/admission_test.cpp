@@ -110,6 +110,17 @@ TEST(Printable, EscapesEverythingButPrintableAscii) {
   EXPECT_EQ(printable(std::string(1000, 'x'), 10), std::string(10, 'x') + "...");
 }
 
+TEST(Printable, TerminalTextKeepsUtf8AndEscapesWhatATerminalObeys) {
+  EXPECT_EQ(terminal_text("230 V, Zähler, 電力 \xf0\x9f\x94\x8c"), "230 V, Zähler, 電力 \xf0\x9f\x94\x8c");
+  EXPECT_EQ(terminal_text(std::string("\x1b[31m\x00\x7f\t\\", 9)), "\\x1b[31m\\x00\\x7f\\x09\\\\");
+  // C1 controls and bidirectional formatting characters (UTF-8 encoded).
+  EXPECT_EQ(terminal_text("\xc2\x9b" "1m \xc2\x85 \xe2\x80\xae \xe2\x81\xa6 \xd8\x9c \xe2\x80\x8f"),
+            "\\u009b1m \\u0085 \\u202e \\u2066 \\u061c \\u200f");
+  // Not UTF-8: each byte that is no part of a valid sequence as \xNN (overlong, surrogate, cut).
+  EXPECT_EQ(terminal_text("\xff\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82"),
+            "\\xff\\x80\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\\xe2\\x82");
+}
+
 }  // namespace
 }  // namespace pqot::common
 

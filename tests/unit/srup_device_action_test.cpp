@@ -121,8 +121,8 @@ TEST(SrupDeviceActions, ArgumentIsOneArgvElementNeverAShellCommand) {
   EXPECT_EQ(r.output, "1\n" + hostile + "\n");
   EXPECT_FALSE(std::filesystem::exists(marker));
   // A typed value is passed in its text form (docs/srup-pq.md 2.6).
-  r = devact_run(runner, 1, pqot::srup::Value(std::int32_t{-42}));
-  EXPECT_EQ(r.output, "1\n-42\n");
+  r = devact_run(runner, 1, pqot::srup::Value(std::int32_t{42}));
+  EXPECT_EQ(r.output, "1\n42\n");
   // No argument: nothing appended.
   r = devact_run(runner, 1);
   EXPECT_EQ(r.output, "0\n\n");
@@ -133,6 +133,43 @@ TEST(SrupDeviceActions, ArgumentIsOneArgvElementNeverAShellCommand) {
   const auto nul = runner.start(1, pqot::srup::string_value(std::string("a\0b", 3)), [](ActionResult) {});
   ASSERT_TRUE(nul.has_value());
   EXPECT_EQ(nul->status, Status::action_failed);
+}
+
+// An argument from the wire never becomes an option of the program: one that starts with '-'
+// (an option, or a negative number, which getopt reads as options too) is refused at once, unless
+// the action says the program ends its options at "--"; then it comes after "--".
+TEST(SrupDeviceActions, AnArgumentStartingWithADashIsNeverAnOption) {
+  pqot::test::TempDir dir;
+  const auto script = devact_script(dir, "args.sh", "echo \"$#\"\nprintf '%s\\n' \"$@\"\n");
+  auto plain = devact_program(1, script, {"--fixed"});
+  plain.pass_argument = true;
+  auto ended = devact_program(2, script, {"--fixed"});
+  ended.pass_argument = true;
+  ended.end_of_options = true;
+  ActionRunner runner({plain, ended}, 4);
+  for (const auto& arg : {pqot::srup::string_value("--config=/tmp/evil"), pqot::srup::string_value("-rf"),
+                          pqot::srup::Value(std::int32_t{-42})}) {
+    DevactOutcome o;
+    const auto now = runner.start(1, arg, o.done());
+    ASSERT_TRUE(now.has_value()) << pqot::srup::to_text(arg);
+    EXPECT_EQ(now->status, Status::action_failed);
+    EXPECT_EQ(now->detail, "the argument starts with '-' and would be read as an option (action.end_of_options "
+                           "passes it after --)");
+    EXPECT_EQ(o.calls, 0);
+  }
+  EXPECT_EQ(runner.running(), 0u);
+  // Other arguments are passed as before, without "--".
+  auto r = devact_run(runner, 1, pqot::srup::string_value("on"));
+  EXPECT_EQ(r.output, "2\n--fixed\non\n");
+  // With end_of_options: "--", then the argument, whatever it starts with.
+  r = devact_run(runner, 2, pqot::srup::string_value("--config=/tmp/evil"));
+  EXPECT_EQ(r.status, Status::action_success) << r.detail;
+  EXPECT_EQ(r.output, "3\n--fixed\n--\n--config=/tmp/evil\n");
+  r = devact_run(runner, 2, pqot::srup::Value(std::int32_t{-42}));
+  EXPECT_EQ(r.output, "3\n--fixed\n--\n-42\n");
+  // No argument: neither "--" nor anything else is appended.
+  r = devact_run(runner, 2);
+  EXPECT_EQ(r.output, "1\n--fixed\n");
 }
 
 TEST(SrupDeviceActions, EnvironmentIsOnlyPathAndWhatTheConfigLists) {

@@ -57,6 +57,8 @@ TEST(SrupDeviceConfig, MinimalFileGetsTheDocumentedDefaults) {
   EXPECT_EQ(c.update.dir, "/var/lib/srup-device/updates");
   EXPECT_EQ(c.update.max_bytes, 64u << 20);
   EXPECT_TRUE(c.update.apply_program.empty());
+  EXPECT_TRUE(c.update.allowed_file_root.empty());  // file:// URLs refused
+  EXPECT_EQ(c.update.redirects, UpdateRedirects::same_origin);
   EXPECT_FALSE(c.telemetry.enabled);
   EXPECT_EQ(c.telemetry.source, TelemetrySource::model);
   EXPECT_EQ(c.telemetry.phases, 3);
@@ -77,6 +79,7 @@ id = 7
 program = "/usr/bin/logger"
 args = ["-t", "srup"]
 pass_argument = true
+end_of_options = true
 timeout_ms = 5000
 env = ["LANG=C", "HOME"]
 
@@ -92,6 +95,7 @@ apply_program = "/usr/sbin/apply"
 apply_args = ["--install"]
 apply_timeout_ms = 9000
 allowed_file_root = "/srv/updates"
+redirects = "public"
 
 [telemetry]
 enabled = true
@@ -127,6 +131,7 @@ listen = "127.0.0.1:9465"
   EXPECT_EQ(c.actions[0].program, "/usr/bin/logger");
   EXPECT_EQ(c.actions[0].args, (std::vector<std::string>{"-t", "srup"}));
   EXPECT_TRUE(c.actions[0].pass_argument);
+  EXPECT_TRUE(c.actions[0].end_of_options);
   EXPECT_EQ(c.actions[0].timeout_ms, 5000u);
   EXPECT_EQ(c.actions[0].env, (std::vector<std::string>{"LANG=C", "HOME"}));
   EXPECT_EQ(c.actions[1].builtin, "set-interval");
@@ -136,6 +141,7 @@ listen = "127.0.0.1:9465"
   EXPECT_EQ(c.update.io_timeout_ms, 2000u);
   EXPECT_EQ(c.update.apply_args, (std::vector<std::string>{"--install"}));
   EXPECT_EQ(c.update.allowed_file_root, "/srv/updates");
+  EXPECT_EQ(c.update.redirects, UpdateRedirects::public_hosts);
   EXPECT_TRUE(c.telemetry.enabled);
   EXPECT_EQ(c.telemetry.source, TelemetrySource::modbus);
   EXPECT_EQ(c.telemetry.key_resend_s, 5u);
@@ -223,6 +229,10 @@ TEST(SrupDeviceConfig, ErrorsNameTheLineAndWhatIsValid) {
       {"[[action]]\nid = 1\nprogram = \"/bin/true\"\nshell = true\n", "unknown key 'shell' in [[action]]"},
       {"[update]\nmax_bytes = 0\n", "update.max_bytes = 0 is out of range 1.."},
       {"[update]\napply_args = [\"x\"]\n", "update.apply_args needs update.apply_program"},
+      {"[update]\nredirects = \"any\"\n", "dev.toml:15: update.redirects: 'any' is not one of none, same-origin, public"},
+      {"[[action]]\nid = 1\nprogram = \"/bin/true\"\nend_of_options = true\n",
+       "dev.toml:17: action.end_of_options needs pass_argument = true"},
+      {"[[action]]\nid = 1\nbuiltin = \"log\"\nend_of_options = true\n", "action.end_of_options is for programs"},
       {"[telemetry]\nsource = \"modbus\"\n", "needs [telemetry.modbus]"},
       {"[telemetry]\nsource = \"random\"\n", "not one of model, modbus"},
       {"[telemetry]\nphases = 2\n", "telemetry.phases must be 1 or 3"},

@@ -58,6 +58,7 @@ class SrupDeviceUpdate : public ::testing::Test {
     fs::create_directories(src_);
     config_.dir = (dir_.path() / "updates").string();
     config_.max_bytes = 1000;
+    config_.allowed_file_root = src_.string();
   }
   std::string write_source(const std::string& name, const std::string& content) {
     const auto p = src_ / name;
@@ -121,8 +122,31 @@ TEST_F(SrupDeviceUpdate, OtherSchemesAreRefusedAtOnce) {
   EXPECT_EQ(r->status, Status::update_http_error);
 }
 
+// Without update.allowed_file_root a C2 (or whoever holds its key) cannot make the device read
+// its own files: /etc/shadow's digest would tell whether a guess is right, the statuses whether a
+// path exists. Outside the root, whether a file exists is not told either.
+TEST_F(SrupDeviceUpdate, FileUrlsAreRefusedWithoutAnAllowedRoot) {
+  const std::string content = "firmware v2\n";
+  const std::string url = "file://" + write_source("fw.bin", content);
+  config_.allowed_file_root.clear();
+  {
+    UpdateFetcher f(config_, runner_);
+    const auto r = fetch(f, url, devupd_digest(content));
+    EXPECT_EQ(r.status, Status::update_file_error);
+    EXPECT_EQ(r.detail, "file:// updates are off: update.allowed_file_root names no directory");
+    EXPECT_EQ(devupd_files(config_.dir), 0u);
+  }
+  config_.allowed_file_root = (dir_.path() / "elsewhere").string();
+  fs::create_directories(config_.allowed_file_root);
+  UpdateFetcher f(config_, runner_);
+  for (const std::string& path : {(src_ / "fw.bin").string(), (src_ / "absent.bin").string(), std::string("/etc/passwd")}) {
+    const auto r = fetch(f, "file://" + path, devupd_digest(content));
+    EXPECT_EQ(r.status, Status::update_file_error) << path;
+    EXPECT_EQ(r.detail, "the file is outside the allowed root") << path;
+  }
+}
+
 TEST_F(SrupDeviceUpdate, SymlinksOutOfTheAllowedRootAreRefused) {
-  config_.allowed_file_root = src_.string();
   UpdateFetcher f(config_, runner_);
   const std::string content = "outside";
   const auto outside = (dir_.path() / "outside.bin").string();
@@ -200,6 +224,35 @@ TEST_F(SrupDeviceUpdate, ActivateWithoutApplyProgramFails) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, Status::activate_failed);
   EXPECT_EQ(r->detail, "no apply program configured");
+}
+
+// What an agent killed mid-download (or with updates ready) left in the update directory is
+// deleted when the next one starts: only files of the fetcher's own naming, nothing else.
+TEST_F(SrupDeviceUpdate, LeftoversOfAnEarlierRunAreSweptAtStart) {
+  fs::create_directories(config_.dir);
+  const fs::path d = config_.dir;
+  for (const char* name : {"update-a1B2c3.part", "update-Zz9xY0", "update-000000.part"})
+    std::ofstream(d / name) << "partial";
+  // Not the fetcher's: other names, a directory and a symlink of its naming, and the symlink's target.
+  const std::vector<std::string> kept = {"update-abc.part", "update-abcdefg", "update-abcdef.tmp", "notes.txt",
+                                         "update-abc-de", "xupdate-abcdef", "update-dir000", "update-link00"};
+  for (const auto& name : kept)
+    if (name != "update-dir000" && name != "update-link00") std::ofstream(d / name) << "keep";
+  fs::create_directory(d / "update-dir000");
+  const fs::path target = dir_.path() / "target";
+  std::ofstream(target) << "keep";
+  fs::create_symlink(target, d / "update-link00");
+  {
+    UpdateFetcher f(config_, runner_);
+    EXPECT_EQ(f.swept(), 3u);
+    for (const char* name : {"update-a1B2c3.part", "update-Zz9xY0", "update-000000.part"})
+      EXPECT_FALSE(fs::exists(d / name)) << name;
+    for (const auto& name : kept) EXPECT_TRUE(fs::exists(fs::symlink_status(d / name))) << name;
+    EXPECT_TRUE(fs::exists(target));
+    EXPECT_EQ(devupd_files(d), kept.size());
+  }
+  UpdateFetcher again(config_, runner_);
+  EXPECT_EQ(again.swept(), 0u);
 }
 
 TEST_F(SrupDeviceUpdate, DestructionDeletesReadyFiles) {

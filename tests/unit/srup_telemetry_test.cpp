@@ -9,10 +9,13 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/signature.hpp"
 #include "pqot/srup/envelope.hpp"
+#include "pqot/srup/reading_json.hpp"
+#include "pqot/srup/reading_text.hpp"
 #include "pqot/srup/telemetry.hpp"
 #include "pqot/srup/telemetry_key_store.hpp"
 #include "pqot/srup/topics.hpp"
@@ -552,6 +555,39 @@ TEST(SrupTelemetryKeyStore, FileNamesAreSixteenHexDigitsDotTk) {
   EXPECT_EQ(telemetry_key_file_device("00000000000000a1.tk.tmp"), std::nullopt);
   EXPECT_EQ(telemetry_key_file_device("0000000000000a1.tk"), std::nullopt);
   EXPECT_EQ(telemetry_key_file_device(""), std::nullopt);
+}
+
+// A reading's values as readers show them (srup monitor: reading_json.hpp, reading_text.hpp): a
+// device's string is peer text. It must not drive the terminal the table or a JSON line is shown
+// on (ESC, CSI, C1 controls, newlines that forge lines), pass for another field, or run as a
+// spreadsheet formula from the CSV.
+TEST(SrupReadingText, DeviceStringsCannotDriveATerminalOrASpreadsheet) {
+  const std::string hostile = "\x1b]0;owned\x07\x1b[2J\r\nfake 1 voltage_l1=0 \"x\" \\ \xc2\x9b" "31m \xe2\x80\xae" "end";
+  const Value s = string_value(hostile);
+  EXPECT_EQ(value_table_text(s),
+            "\"\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0afake 1 voltage_l1=0 \\\"x\\\" \\\\ \\u009b31m \\u202eend\"");
+  EXPECT_EQ(value_csv_field(s),
+            "\"\\x1b]0;owned\\x07\\x1b[2J\\x0d\\x0afake 1 voltage_l1=0 \"\"x\"\" \\\\ \\u009b31m \\u202eend\"");
+  for (const char* f : {"=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)"}) {
+    const std::string field = value_csv_field(string_value(f));
+    EXPECT_EQ(field.substr(0, 2), "\"'") << field;
+  }
+  EXPECT_EQ(value_csv_field(string_value("a,b")), "\"a,b\"");
+  EXPECT_EQ(value_csv_field(string_value("")), "\"\"");
+  // Readable text stays readable; numbers stay numbers, negative ones too.
+  EXPECT_EQ(value_table_text(string_value("Zähler 230 V")), "\"Zähler 230 V\"");
+  EXPECT_EQ(value_csv_field(string_value("Zähler")), "\"Zähler\"");
+  EXPECT_EQ(value_csv_field(Value(-230.5)), "-230.5");
+  EXPECT_EQ(value_table_text(Value(-3)), "-3");
+  EXPECT_EQ(value_csv_field(Value(true)), "true");
+  EXPECT_EQ(value_table_text(Value(Bytes{0x1b, 0x0a})), "1b0a");
+
+  // JSON lines: C0 controls, DEL and C1 controls escaped; other text as it is.
+  Reading r;
+  r.timestamp_ms = 5;
+  r.channels = {{0x0900, string_value("a\x1b[2J\x7f\xc2\x9b\xc2\xa0\nb")}};
+  EXPECT_EQ(reading_json(r), "{\"t\":5,\"channels\":{\"0x0900\":\"a\\u001b[2J\\u007f\\u009b\xc2\xa0\\nb\"}}");
+  EXPECT_TRUE(nlohmann::json::accept(reading_json(r)));
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
 // Text that came from a peer, made safe to put in a log line or an error message: printable ASCII
 // is kept, every other byte becomes \xNN (so invalid UTF-8, control characters and newlines can
 // neither break the JSON of an error body nor forge log lines), and the result is cut at `max`
-// characters with "...".
+// characters with "...". terminal_text() keeps valid UTF-8 and escapes only what a terminal would
+// obey (for displays of peer data, e.g. srup monitor).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -30,6 +32,59 @@ inline std::string printable(std::string_view text, std::size_t max = 256) {
       out += kHex[c >> 4];
       out += kHex[c & 15];
     }
+  }
+  return out;
+}
+
+/// Peer text made safe for a terminal or a spreadsheet while staying readable: valid UTF-8 is kept
+/// ("230 V", "Zähler"), but a backslash becomes "\\", the C0 controls, DEL and every byte that is
+/// not part of valid UTF-8 "\xNN", and the characters a terminal obeys or that reorder what is
+/// shown "\uXXXX": the C1 controls U+0080..U+009F (some terminals take U+009B as the start of an
+/// escape sequence) and the bidirectional formatting characters U+061C, U+200E, U+200F,
+/// U+202A..U+202E, U+2066..U+2069. Nothing is cut.
+inline std::string terminal_text(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size() + 8);
+  const auto escape_byte = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      if (c == '\\') out += "\\\\";
+      else if (c < 0x20 || c == 0x7f) escape_byte(c);
+      else out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // One UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF).
+    const std::size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    std::uint32_t cp = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
+    bool valid = len != 0 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(text[i + k]);
+      valid = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    valid = valid && !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
+            !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+    if (!valid) {
+      escape_byte(c);
+      ++i;
+      continue;
+    }
+    const bool hidden = (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+                        (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    if (hidden) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 15];
+    } else {
+      out.append(text.substr(i, len));
+    }
+    i += len;
   }
   return out;
 }
