@@ -29,7 +29,7 @@ fs::path monitor_enrol(SrupSystem& sys, std::uint64_t id) {
   fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
   srup::write_identity(d, id, kSystemSuite, srup::random_seeds(kSystemSuite));
   const auto kr = pki::make_key_and_request("mon-" + srup::id_text(id));
-  pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+  common::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
   write_text(d / "broker.csr", kr.csr_pem);
   const CliResult r = sys.c2_cli({"enrol-monitor", "--pub", (d / "identity.pub").string(), "--csr",
                                   (d / "broker.csr").string(), "--out", (d / "bundle").string()});
