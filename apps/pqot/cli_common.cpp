@@ -2,7 +2,9 @@
 
 #include <cctype>
 #include <fstream>
+#include <system_error>
 
+#include "pqot/common/files.hpp"
 #include "pqot/crypto/error.hpp"
 
 namespace pqot::app {
@@ -95,6 +97,14 @@ void print_hex_field(std::string_view name, crypto::ByteView value) {
   std::cout << name << '=';
   for (std::uint8_t b : value) std::cout.put(kDigits[b >> 4]).put(kDigits[b & 0x0f]);
   std::cout << '\n';
+}
+
+void write_new_output(std::string_view what, const std::string& path, std::string_view text, unsigned mode) {
+  try {
+    common::write_new_file(path, text, static_cast<mode_t>(mode));
+  } catch (const std::system_error& e) {
+    throw UsageError(std::string(what) + ": " + e.what());
+  }
 }
 
 }  // namespace pqot::app

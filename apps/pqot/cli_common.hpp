@@ -30,6 +30,10 @@ crypto::Bytes read_hex_arg(std::string_view value, std::string_view what);
 crypto::SecretBytes read_secret_hex_arg(std::string_view value, std::string_view what);
 /// The content of the file at `path` (at most 16 MiB), in wiping storage.
 crypto::SecretBytes read_file_arg(std::string_view path, std::string_view what);
+/// Creates the output file `path` (never replacing one; exactly `mode`; flushed: common::
+/// write_new_file). A file that exists already, a missing directory or a full disk are for the
+/// user to fix: UsageError (exit 2), the message led by `what` (the option, "--out-dir").
+void write_new_output(std::string_view what, const std::string& path, std::string_view text, unsigned mode);
 /// Prints `name=<lower-case hex>` and a newline on stdout without building a hex string (so a
 /// secret is not left in a freed heap block).
 void print_hex_field(std::string_view name, crypto::ByteView value);

@@ -3,10 +3,8 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <system_error>
 
 #include "cli_common.hpp"
-#include "pqot/common/files.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/key_file.hpp"
 
@@ -41,16 +39,6 @@ auto decoding(std::string_view what, F&& f) {
   }
 }
 
-// The user's --out-dir: a file that exists already, a missing directory or a full disk are for the
-// user to fix (exit 2), and the message names the file.
-void write_exclusive(const std::string& path, std::string_view text, mode_t mode) {
-  try {
-    common::write_new_file(path, text, mode);
-  } catch (const std::system_error& e) {
-    throw UsageError(std::string("--out-dir: ") + e.what());
-  }
-}
-
 }  // namespace
 
 crypto::Bytes read_public_key_arg(const crypto::Signature& alg, std::string_view value,
@@ -75,9 +63,9 @@ KeyFiles write_key_files(const std::string& dir, const crypto::Signature& alg,
   const std::string public_pem = crypto::encode_public_key_pem(alg, keys.public_key);
   KeyFiles files{dir + "/public.pem", dir + "/private.pem"};
   // The private key first: if it cannot be written, no orphan public key is left behind.
-  write_exclusive(files.private_key, private_pem, 0600);
+  write_new_output("--out-dir", files.private_key, private_pem, 0600);
   try {
-    write_exclusive(files.public_key, public_pem, 0644);
+    write_new_output("--out-dir", files.public_key, public_pem, 0644);
   } catch (...) {
     ::unlink(files.private_key.c_str());
     throw;

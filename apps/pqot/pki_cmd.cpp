@@ -142,9 +142,9 @@ void run_csr(const CsrArgs& args) {
   refuse_existing(args.out);
   pki_user_errors([&] {
     const pki::KeyAndRequest made = pki::make_key_and_request(args.cn);
-    pki::write_new_file(args.key, made.key_pem, 0600);
+    write_new_output("--key", args.key, made.key_pem, 0600);
     try {
-      pki::write_new_file(args.out, made.csr_pem, 0644);
+      write_new_output("--out", args.out, made.csr_pem, 0644);
     } catch (...) {
       std::filesystem::remove(args.key);  // no key without its request
       throw;
@@ -174,7 +174,7 @@ void run_issue(const IssueArgs& args) {
   pki_user_errors([&] {
     const pki::IssuedCertificate cert =
         pki::issue_client_certificate(pki::CaFiles::in_dir(args.ca_dir), csr, args.cn, args.days);
-    pki::write_new_file(args.out, cert.pem, 0644);
+    write_new_output("--out", args.out, cert.pem, 0644);
     std::cout << "certificate=" << args.out << "\nserial=" << cert.serial_hex
               << "\nnot_after=" << cert.not_after << '\n' << std::flush;
   });

@@ -1,14 +1,17 @@
 // The broker `srup bench-mqtt` measures through: mosquitto 2.0 started from the project's own
 // configuration (pqot::mqtt::render_broker_config: TLS 1.3, client certificates, dynsec) in a
 // private temporary directory with a fresh PKI, on a free port of 127.0.0.1, and stopped (SIGTERM,
-// then SIGKILL) when the object goes. Never a system broker.
+// then SIGKILL) when the object goes. Never a system broker. The process itself is
+// pqot::mqtt::BrokerRunner's (the MQTT tests run theirs with it too); this adds the PKI and the
+// temporary directory.
 #pragma once
-
-#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "pqot/mqtt/broker_runner.hpp"
 
 namespace pqot::srup_tool {
 
@@ -23,7 +26,7 @@ class BenchBroker {
   BenchBroker(const BenchBroker&) = delete;
   BenchBroker& operator=(const BenchBroker&) = delete;
 
-  std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t port() const noexcept { return broker_->port(); }
   std::string ca_file() const { return (dir_ / "ca.crt").string(); }
   std::string client_cert() const { return (dir_ / "client.crt").string(); }
   std::string client_key() const { return (dir_ / "client.key").string(); }
@@ -31,13 +34,8 @@ class BenchBroker {
   std::filesystem::path work_dir() const { return dir_ / "work"; }
 
  private:
-  void start(const std::string& mosquitto_path);
-  void stop() noexcept;
-
-  std::string admin_cn_;
   std::filesystem::path dir_;
-  std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::unique_ptr<mqtt::BrokerRunner> broker_;
 };
 
 }  // namespace pqot::srup_tool

@@ -322,27 +322,4 @@ IssuedCertificate issue_client_certificate(const CaFiles& files, std::string_vie
   return out;
 }
 
-void write_new_file(const fs::path& path, std::string_view text, unsigned mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0 && errno == EEXIST) {
-    enrol_refuse("'" + path.string() + "' already exists; refusing to overwrite it");
-  }
-  if (fd < 0) enrol_refuse("cannot create '" + path.string() + "': " + enrol_os_error(errno));
-  int err = 0;
-  if (::fchmod(fd, mode) != 0) err = errno;  // the umask may have cleared bits
-  std::size_t done = 0;
-  while (err == 0 && done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = errno;
-    else done += static_cast<std::size_t>(n);
-  }
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) {
-    ::unlink(path.c_str());
-    throw Error(ErrorCode::internal, "writing '" + path.string() + "' failed: " + enrol_os_error(err));
-  }
-}
-
 }  // namespace pqot::pki

@@ -2,7 +2,7 @@
 // backend in front of real pqot-modbus-sim processes, driven by a real Client over TLS. Every
 // device fault of the issue: refused connections, a connection dropped mid-request, exception
 // answers, slow answers, wrong transaction ids; recovery with backoff; nothing else affected;
-// nothing leaks over 10,000 failing requests.
+// nothing leaks over 2,000 failing requests.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -266,12 +266,15 @@ TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
   waiter.join();
 }
 
-TEST_F(ModbusGateway, TenThousandFailingRequestsLeakNothing) {
+// 2,000 requests (10,000 until 2026-12-02: 23 s of CI under ASan, run alone): a descriptor kept
+// per request, per exception or per failed connect still shows many times over the margin of 2,
+// and LeakSanitizer reports any memory left at exit whatever the count.
+TEST_F(ModbusGateway, TwoThousandFailingRequestsLeakNothing) {
   ChildProcess failing(kSim, {"--fault", "exception"});
   start(device("exc", failing.port()) + device("down", closed_port()) + nodes("exc") + nodes("down"));
   (void)client_->read({"exc.sp"});
   const auto fds = open_descriptors();
-  for (int i = 0; i < 10'000; ++i) {
+  for (int i = 0; i < 2'000; ++i) {
     const auto st = read_statuses({"exc.sp", "down.sp"});
     ASSERT_EQ(st, (std::vector<int>{code(Status::device_exception), code(Status::backend_error)})) << "request " << i;
   }
@@ -283,8 +286,8 @@ TEST_F(ModbusGateway, TenThousandFailingRequestsLeakNothing) {
   EXPECT_EQ(exc.rejected, 0u);
   // With backoff the refusing device is tried far less often than it is asked.
   const auto down = stats("down");
-  EXPECT_LT(down.connect_failures, 1000u);
-  EXPECT_GE(down.failed_fast, 9000u);
+  EXPECT_LT(down.connect_failures, 200u);
+  EXPECT_GE(down.failed_fast, 1800u);
   EXPECT_EQ(down.queued, 0u);
 }
 

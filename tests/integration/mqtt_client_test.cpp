@@ -131,7 +131,7 @@ TEST(MqttClient, PublishBoundsAndStopDuringBackoff) {
   TestPki pki(1);
   auto o = mqtt::ClientOptions{};
   o.host = "127.0.0.1";
-  o.port = static_cast<std::uint16_t>(broker_free_port());  // nobody listens
+  o.port = mqtt::free_loopback_port();  // nobody listens
   o.client_id = "client1";
   o.tls = {pki.ca(), pki.file("client1.crt"), pki.file("client1.key")};
   o.max_queued = 2;

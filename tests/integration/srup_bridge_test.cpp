@@ -36,7 +36,7 @@ fs::path bridge_test_identity(const SrupSystem& sys, const std::string& cn) {
   fs::create_directories(d);
   fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
   const auto kr = pki::make_key_and_request(cn);
-  pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+  common::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
   write_text(d / "broker.crt", pki::issue_client_certificate(pki::CaFiles::in_dir(sys.pki().dir()), kr.csr_pem, cn, 30).pem);
   return d;
 }

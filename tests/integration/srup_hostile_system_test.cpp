@@ -193,9 +193,9 @@ class HostileSocket {
 // both off the topics that are not theirs, the C2 refuses (logs, counts) everything the hostile
 // device injects on the topics it may use, and the C2 and a legitimate device carry on.
 TEST(SrupHostileSystem, StrangersAndAHostileDeviceAreRefusedWhileTheC2AndItsDevicesCarryOn) {
-  const int c2_metrics = broker_free_port();
+  const int c2_metrics = mqtt::free_loopback_port();
   SrupSystem sys(hostile_metrics_config(c2_metrics));
-  const int a_metrics = broker_free_port();
+  const int a_metrics = mqtt::free_loopback_port();
   const fs::path a_config = sys.make_device(0xa1, "simple", hostile_metrics_config(a_metrics));
   ChildProcess device_a(bin("srup-device"), {"--config", a_config.string()}, false);
   ASSERT_TRUE(eventually([&] { return sys.device_state(0xa1) == "joined"; }, kPatience * 3))
@@ -356,8 +356,8 @@ TEST(SrupHostileSystem, CapturedForgedAndDowngradedCommandsAreRefusedByTheDevice
   ASSERT_TRUE(bridge.wait_connects()) << bridge.last_failure();
   ASSERT_EQ(bridge.subscribe("srup/#"), 1);
 
-  const int a_metrics = broker_free_port();
-  const int b_metrics = broker_free_port();
+  const int a_metrics = mqtt::free_loopback_port();
+  const int b_metrics = mqtt::free_loopback_port();
   const fs::path a_config = sys.make_device(0xa1, "simple", hostile_metrics_config(a_metrics));
   const fs::path b_config = sys.make_device(0xb1, "simple", hostile_metrics_config(b_metrics));
   ChildProcess device_a(bin("srup-device"), {"--config", a_config.string()}, false);
@@ -469,7 +469,7 @@ TEST(SrupHostileSystem, CapturedForgedAndDowngradedCommandsAreRefusedByTheDevice
 // time, and the connections it holds at once are bounded. Each refusal is counted and logged,
 // and the operator's `srup c2 devices` works again as soon as a slot is free.
 TEST(SrupHostileSystem, HostileControlClientsAreBoundedAndTheOperatorGetsBackIn) {
-  const int c2_metrics = broker_free_port();
+  const int c2_metrics = mqtt::free_loopback_port();
   SrupSystem sys(hostile_metrics_config(c2_metrics) + "[control]\nmax_clients = 3\nidle_timeout_ms = 3000\n");
   const std::string& path = sys.control_socket();
   const auto control_refusals = [&](const std::string& reason) {

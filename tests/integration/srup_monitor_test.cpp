@@ -29,7 +29,7 @@ fs::path monitor_enrol(SrupSystem& sys, std::uint64_t id) {
   fs::permissions(d, fs::perms::owner_all, fs::perm_options::replace);
   srup::write_identity(d, id, kSystemSuite, srup::random_seeds(kSystemSuite));
   const auto kr = pki::make_key_and_request("mon-" + srup::id_text(id));
-  pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+  common::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
   write_text(d / "broker.csr", kr.csr_pem);
   const CliResult r = sys.c2_cli({"enrol-monitor", "--pub", (d / "identity.pub").string(), "--csr",
                                   (d / "broker.csr").string(), "--out", (d / "bundle").string()});
@@ -209,10 +209,18 @@ TEST(SrupMonitor, RestartedReadersOpenTheirStoredKeyAndDecryptWhatTheBrokerQueue
   ASSERT_EQ(::stat(key_file.c_str(), &st), 0) << key_file;
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
-  // While the monitor is down, readings wait in its broker session; the C2 confirming one
-  // measured after the monitor stopped shows that some were published meanwhile.
-  const std::uint64_t stopped = common::unix_time_ms();
-  ASSERT_TRUE(eventually([&] { return monitor_newest_stored_ms(sys, dev) > stopped; }, kMonitorPatience));
+  // While the monitor is down, readings wait in its broker session. The C2 is a reader too: it is
+  // stopped and started meanwhile, and once it confirms a reading measured after it went down it
+  // has opened its stored key (no new key comes: no resend, no device start) and readings were
+  // published while the monitor was down. One checkpoint shows both (CI time: a checkpoint comes
+  // every 64 readings, 6.4 s here).
+  EXPECT_EQ(sys.c2().stop(), 0) << sys.c2().log();
+  const std::uint64_t down = common::unix_time_ms();
+  sys.start_c2();
+  ASSERT_TRUE(eventually([&] { return monitor_newest_stored_ms(sys, dev) > down; }, kMonitorPatience))
+      << sys.c2().out();
+  EXPECT_NE(sys.c2().out().find("telemetry keys restored: 1"), std::string::npos) << sys.c2().out();
+
   const std::uint64_t launched = common::unix_time_ms();
   monitor = std::make_unique<ChildProcess>(bin("srup"), monitor_args(sys, mon, config), false);
   ASSERT_TRUE(eventually([&] { return !monitor_lines(monitor->out()).readings.empty(); }, kMonitorPatience))
@@ -224,15 +232,6 @@ TEST(SrupMonitor, RestartedReadersOpenTheirStoredKeyAndDecryptWhatTheBrokerQueue
   EXPECT_EQ(seen.keys[0]["key"]["epoch"], 3);
   EXPECT_LT(seen.readings[0]["reading"]["t"].get<std::uint64_t>(), launched) << seen.readings[0].dump();  // queued
   EXPECT_EQ(monitor->log().find("refused DECRYPT_FAILED"), std::string::npos) << monitor->log();
-
-  // The C2 is a reader too: stopped and started, it opens its stored key and confirms readings
-  // again, which without it it could not (no new key comes: no resend, no device start).
-  EXPECT_EQ(sys.c2().stop(), 0) << sys.c2().log();
-  const std::uint64_t down = common::unix_time_ms();
-  sys.start_c2();
-  ASSERT_TRUE(eventually([&] { return monitor_newest_stored_ms(sys, dev) > down; }, kMonitorPatience))
-      << sys.c2().out();
-  EXPECT_NE(sys.c2().out().find("telemetry keys restored: 1"), std::string::npos) << sys.c2().out();
 }
 
 }  // namespace

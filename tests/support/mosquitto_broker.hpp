@@ -1,13 +1,9 @@
 // A mosquitto broker of our own for the MQTT tests (docs/mqtt.md): the project's configuration
 // (pqot::mqtt::render_broker_config) in a private directory, the test PKI's server certificate,
 // a free port on 127.0.0.1, the dynsec plugin with `admin` (a client CN of the PKI) as its admin.
-// Never a system broker. A missing /usr/sbin/mosquitto fails the test (no skip).
+// The process is pqot::mqtt::BrokerRunner's (as `srup bench-mqtt`'s is). Never a system broker.
+// A missing /usr/sbin/mosquitto fails the test (no skip).
 #pragma once
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -18,6 +14,7 @@
 
 #include "child_process.hpp"
 #include "pqot/mqtt/broker_config.hpp"
+#include "pqot/mqtt/broker_runner.hpp"
 #include "pqot/mqtt/client.hpp"
 #include "temp_dir.hpp"
 #include "test_pki.hpp"
@@ -25,7 +22,7 @@
 
 namespace pqot::test {
 
-inline const std::string kMosquitto = "/usr/sbin/mosquitto";
+inline const std::string kMosquitto = mqtt::kMosquittoPath;
 
 /// What to vary per test.
 struct BrokerSetup {
@@ -36,58 +33,22 @@ struct BrokerSetup {
   std::vector<std::string> log_types{"all"};
 };
 
-/// A TCP connection to 127.0.0.1:port succeeds (the listener is up).
-inline bool broker_port_open(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-/// A port the kernel just gave out and took back: free unless someone takes it meanwhile (the
-/// broker start retries with another then).
-inline int broker_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot find a free port");
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 class MosquittoBroker {
  public:
   explicit MosquittoBroker(const TestPki& pki, BrokerSetup setup = {}) : pki_(pki), setup_(std::move(setup)) {
-    if (::access(kMosquitto.c_str(), X_OK) != 0) {
-      throw std::runtime_error(kMosquitto + " not found: the MQTT tests need Debian's mosquitto 2.0 "
-                               "(apt-get install mosquitto; scripts/install-deps.sh)");
-    }
     std::filesystem::create_directories(persist_dir());
     mqtt::write_initial_dynsec(dynsec_file(), setup_.admin);
-    for (int attempt = 0; attempt < 5; ++attempt) {
-      port_ = broker_free_port();
-      write_config();
-      if (launch()) return;
-      if (log().find("Address already in use") == std::string::npos) break;
-    }
-    throw std::runtime_error("mosquitto did not start:\n" + log() + process_->log());
+    mqtt::BrokerRunOptions o;
+    o.mosquitto = kMosquitto;
+    o.config_file = config_path();
+    o.output_file = tmp_.path() / "mosquitto.out";
+    runner_ = std::make_unique<mqtt::BrokerRunner>(config(), std::move(o));
   }
   MosquittoBroker(const MosquittoBroker&) = delete;
   MosquittoBroker& operator=(const MosquittoBroker&) = delete;
   ~MosquittoBroker() { stop(); }
 
-  int port() const { return port_; }
+  int port() const { return runner_->port(); }
   std::filesystem::path dir() const { return tmp_.path(); }
   std::string log_path() const { return (tmp_.path() / "mosquitto.log").string(); }
   std::string log() const { return slurp(log_path()); }
@@ -97,22 +58,11 @@ class MosquittoBroker {
   const TestPki& pki() const { return pki_; }
 
   /// Sends `sig` (SIGKILL by default) and waits until the process is gone.
-  void kill(int sig = SIGKILL) {
-    if (process_) process_->stop(sig);
-  }
+  void kill(int sig = SIGKILL) { runner_->stop(sig, kPatience); }
   /// SIGTERM (mosquitto saves its persistence file) and wait; the exit code.
-  int stop() {
-    if (!process_) return -1;
-    const int rc = process_->stop(SIGTERM);
-    return rc;
-  }
+  int stop() { return runner_->stop(SIGTERM, kPatience); }
   /// Starts again on the same port, configuration, dynsec.json and persistence directory.
-  void restart() {
-    kill(SIGKILL);
-    if (!eventually([&] { return launch(); }, std::chrono::seconds(30))) {
-      throw std::runtime_error("mosquitto did not restart:\n" + log());
-    }
-  }
+  void restart() { runner_->restart(std::chrono::seconds(30)); }
 
   /// Client options for `who` ("client1", ..., or "" for no certificate) of `pki` (ours by default).
   mqtt::ClientOptions client_options(const std::string& client_id, const std::string& who,
@@ -120,7 +70,7 @@ class MosquittoBroker {
     const TestPki& p = pki != nullptr ? *pki : pki_;
     mqtt::ClientOptions o;
     o.host = "localhost";
-    o.port = static_cast<std::uint16_t>(port_);
+    o.port = runner_->port();
     o.client_id = client_id;
     o.tls.ca_file = pki_.ca();  // the broker's CA, whoever signed the client
     if (!who.empty()) {
@@ -134,9 +84,9 @@ class MosquittoBroker {
   }
 
  private:
-  void write_config() {
+  // The project's configuration for this broker (the runner sets the port).
+  mqtt::BrokerConfig config() const {
     mqtt::BrokerConfig c;
-    c.port = static_cast<std::uint16_t>(port_);
     c.ca_file = pki_.ca();
     c.cert_file = pki_.file("server.crt");
     c.key_file = pki_.file("server.key");
@@ -147,28 +97,13 @@ class MosquittoBroker {
     c.log_file = log_path();
     c.log_types = setup_.log_types;
     c.bridges = setup_.bridges;
-    mqtt::write_broker_config(c, config_path(), true);
-  }
-
-  // Starts mosquitto and waits until it listens, or until it has exited (false).
-  bool launch() {
-    process_ = std::make_unique<ChildProcess>(kMosquitto, std::vector<std::string>{"-c", config_path()}, false);
-    bool exited = false;
-    const bool up = eventually([&] {
-      if (process_->wait_exit(std::chrono::milliseconds(0))) {
-        exited = true;
-        return true;
-      }
-      return broker_port_open(port_);
-    }, std::chrono::seconds(20));
-    return up && !exited;
+    return c;
   }
 
   const TestPki& pki_;
   BrokerSetup setup_;
   TempDir tmp_{"pqot-mosquitto"};
-  int port_ = 0;
-  std::unique_ptr<ChildProcess> process_;
+  std::unique_ptr<mqtt::BrokerRunner> runner_;
 };
 
 }  // namespace pqot::test

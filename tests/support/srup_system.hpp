@@ -18,6 +18,7 @@
 #include "temp_dir.hpp"
 #include "test_pki.hpp"
 #include "wait.hpp"
+#include "pqot/common/files.hpp"
 #include "pqot/pki/enrol.hpp"
 #include "pqot/srup/identity.hpp"
 #include "pqot/srup/topics.hpp"
@@ -129,7 +130,7 @@ class SrupSystem {
     std::filesystem::permissions(d, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
     srup::write_identity(d, id, kSystemSuite, srup::random_seeds(kSystemSuite));
     const auto kr = pki::make_key_and_request("dev-" + srup::id_text(id));
-    pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    common::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
     write_text(d / "broker.csr", kr.csr_pem);
     std::vector<std::string> enrol = {"enrol", "--pub", (d / "identity.pub").string(), "--csr", (d / "broker.csr").string(),
                                       "--type", "meter", "--join", join, "--out", (d / "bundle").string()};
@@ -166,7 +167,7 @@ class SrupSystem {
  private:
   void broker_files(const std::filesystem::path& d, const std::string& cn) {
     const auto kr = pki::make_key_and_request(cn);
-    pki::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    common::write_new_file(d / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
     const auto cert = pki::issue_client_certificate(pki::CaFiles::in_dir(pki_.dir()), kr.csr_pem, cn, 30);
     write_text(d / "broker.crt", cert.pem);
   }
@@ -194,7 +195,7 @@ class SecondC2 {
     srup::write_identity(dir_, id, kSystemSuite, srup::random_seeds(kSystemSuite));
     const std::string cn = "c2-" + srup::id_text(id);
     const auto kr = pki::make_key_and_request(cn);
-    pki::write_new_file(dir_ / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
+    common::write_new_file(dir_ / "broker.key", std::string_view(kr.key_pem.data(), kr.key_pem.size()), 0600);
     write_text(dir_ / "broker.crt",
                pki::issue_client_certificate(pki::CaFiles::in_dir(sys.pki().dir()), kr.csr_pem, cn, 30).pem);
     mqtt::ClientOptions admin_options = sys.broker().client_options("c2-" + srup::id_text(kC2Id) + "-fixture", "");

@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +16,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "../support/temp_dir.hpp"
+#include "pqot/common/files.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/pki/enrol.hpp"
 #include "pqot/pki/test_pki.hpp"
@@ -242,13 +245,33 @@ TEST_F(PkiEnrol, BoundsAndArgumentsAreChecked) {
                  ErrorCode::invalid_argument, "cannot open the CA certificate");
 }
 
-TEST_F(PkiEnrol, NewFilesAreNeverOverwritten) {
+// The writer `pqot pki csr/issue` (and every key and identity file) goes through:
+// common::write_new_file, include/pqot/common/files.hpp.
+TEST_F(PkiEnrol, NewFilesAreNeverOverwrittenNorWrittenThroughALinkAndGetExactlyTheirMode) {
   const fs::path p = tmp_.path() / "f.key";
-  write_new_file(p, "secret", 0600);
+  const ::mode_t old_umask = ::umask(077);  // would clear 0644's group and other bits
+  common::write_new_file(p, "secret", 0600);
+  common::write_new_file(tmp_.path() / "f.pub", "public", 0644);
+  ::umask(old_umask);
   struct stat st {};
   ASSERT_EQ(::stat(p.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  expect_refused([&] { write_new_file(p, "other", 0600); }, ErrorCode::invalid_argument, "already exists");
+  ASSERT_EQ(::stat((tmp_.path() / "f.pub").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  const auto code_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::system_error& e) {
+      return e.code().value();
+    }
+    return 0;
+  };
+  EXPECT_EQ(code_of([&] { common::write_new_file(p, "other", 0600); }), EEXIST);
+  // A link to a file that does not exist yet is not followed: its target is not created.
+  const fs::path link = tmp_.path() / "link.key", target = tmp_.path() / "target.key";
+  fs::create_symlink(target, link);
+  EXPECT_EQ(code_of([&] { common::write_new_file(link, "other", 0600); }), EEXIST);
+  EXPECT_FALSE(fs::exists(target));
   std::ifstream in(p);
   std::string text;
   in >> text;

@@ -36,12 +36,21 @@ inline int write_sync_close(int fd, std::string_view content) {
   return ::close(fd) != 0 ? errno : 0;
 }
 
-/// Creates `path` (it must not exist: O_EXCL) with permissions `mode`, writes `content`, fsyncs
-/// and closes it. On any failure the partial file is removed and std::system_error is thrown,
-/// its message naming the path.
+/// Creates `path` (it must not exist, not even as a symbolic link: O_EXCL) with permissions
+/// exactly `mode` (whatever the umask), writes `content`, fsyncs and closes it. An existing path
+/// throws std::system_error with code EEXIST ("cannot create '...': File exists"); on any other
+/// failure the partial file is removed and std::system_error is thrown, its message naming the
+/// path. The one create-never-overwrite writer of the project (key files, identities,
+/// certificates, broker configuration).
 inline void write_new_file(const std::string& path, std::string_view content, mode_t mode) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot create '" + path + "'");
+  if (::fchmod(fd, mode) != 0) {  // the umask may have cleared bits
+    const int err = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw std::system_error(err, std::generic_category(), "setting the mode of '" + path + "'");
+  }
   if (const int err = write_sync_close(fd, content); err != 0) {
     ::unlink(path.c_str());
     throw std::system_error(err, std::generic_category(), "writing '" + path + "'");

@@ -70,9 +70,4 @@ struct IssuedCertificate {
 IssuedCertificate issue_client_certificate(const CaFiles& ca, std::string_view csr_pem,
                                            std::string_view expected_cn, int days);
 
-/// Creates `path` with `mode` and writes `text`, never replacing an existing file or following a
-/// symlink (Error{invalid_argument} "... already exists"); flushed to disk before returning; on a
-/// failure the file is removed again.
-void write_new_file(const std::filesystem::path& path, std::string_view text, unsigned mode);
-
 }  // namespace pqot::pki
