@@ -208,9 +208,10 @@ TEST(SrupFlood, AJoinedDeviceFloodingTheC2HoldsOnlyItsShareWhileAnotherDeviceIsS
 
 // docs/srup-device.md, "What a hostile peer can make it hold": at most 1,000 messages wait for the
 // agent's thread. A compromised bridge (broker-wide rights, the strongest MQTT-side attacker)
-// floods the device's command topic with maximum-sized Actions that claim to come from its C2:
-// each costs the device a signature check over 64 KB before it is refused (BAD_SIGNATURE), so they
-// pile up past the bound and are dropped and counted; the device obeys its C2 afterwards.
+// floods the device's command topic with an Action sealed and signed with the C2's key under a
+// sequence number the device has seen: each copy costs the device a decapsulation before it is
+// refused (REPLAY), so they pile up past the bound and are dropped and counted; the device obeys
+// its C2 afterwards.
 TEST(SrupFlood, ADeviceFloodedPastItsThousandWaitingMessagesDropsThemAndStillObeys) {
   SrupSystem sys;
   const fs::path c2_dir = sys.dir() / "c2";
@@ -236,38 +237,34 @@ TEST(SrupFlood, ADeviceFloodedPastItsThousandWaitingMessagesDropsThemAndStillObe
   };
   ASSERT_TRUE(acts("before")) << device.out() << sys.c2().out();
 
-  // An Action of exactly srup::kMaxEnvelope bytes, sealed to the device, signed by a key that is
-  // not the C2's: refused at step 5 of docs/srup-pq.md 6, after the signature check.
+  // An Action made with the C2's own key (from its state directory: the strongest forger) under
+  // the C2's first sequence number, which the device's window holds already (the C2's answer to
+  // its join): each copy costs the device a signature check, a decapsulation and the journal's
+  // look-up before it is refused as REPLAY (docs/srup-pq.md 6, steps 5, 9 and 10); none runs.
   const std::string topic = srup::topic_to_device(0xa1);
   const srup::PublicIdentity device_pub = srup::load_public_identity(config.parent_path() / "identity.pub");
-  const srup::Identity impostor = srup::make_identity(kC2Id, kSystemSuite, srup::random_seeds(kSystemSuite)).self;
-  srup::Header h;
-  h.type = srup::MessageType::action;
-  h.suite = kSystemSuite;
-  h.mode = srup::Mode::sealed;
-  h.sender = kC2Id;
-  h.recipient = 0xa1;
-  h.sequence = 1;
-  h.timestamp_ms = flood_now_ms();
-  h.lifetime_ms = 600'000;
-  h.topic = srup::topic_tag(topic);
-  h.token = flood_token();
-  const std::size_t probe = srup::protect(h, crypto::Bytes(1000), impostor, &device_pub.keys).size();
-  const crypto::Bytes forged = srup::protect(h, crypto::Bytes(1000 + srup::kMaxEnvelope - probe), impostor, &device_pub.keys);
-  ASSERT_EQ(forged.size(), srup::kMaxEnvelope);
+  srup::StateStore c2_key_store(sys.dir() / "c2-key.db");
+  srup::EndpointOptions as_c2;
+  as_c2.is_c2 = true;
+  srup::Endpoint c2_key(srup::load_identity(c2_dir).self, c2_key_store, as_c2);
+  c2_key.enrol(0xa1, device_pub.keys);
+  const crypto::Bytes forged =
+      c2_key.make(0xa1, srup::MessageType::action, srup::Action{7, srup::Value{std::string("flood")}}, topic, flood_token());
+  ASSERT_EQ(srup::parse_envelope(forged).header.sequence, 1u);
 
   std::atomic<bool> stop{false};
-  std::thread flood([&] { flood_publish(bridge, topic, forged, 64, stop); });
+  std::thread flood([&] { flood_publish(bridge, topic, forged, 200, stop); });
   StopAndJoin stop_flood(stop, flood);
   EXPECT_TRUE(eventually([&] { return flood_metric(metrics_port, "srup_device_overload_drops_total") > 0; }, kPatience * 3))
       << http_get(metrics_port, "/metrics");
   stop = true;
   flood.join();
-  EXPECT_GE(flood_metric(metrics_port, "srup_device_refusals_total{reason=\"BAD_SIGNATURE\"}"), 1);
+  EXPECT_GE(flood_metric(metrics_port, "srup_device_refusals_total{reason=\"REPLAY\"}"), 1);
 
-  // Still its C2's device.
+  // Still its C2's device; the forged command never ran.
   ASSERT_TRUE(acts("after")) << device.out() << sys.c2().out();
   EXPECT_EQ(flood_metric(metrics_port, "srup_device_broker_connected"), 1);
+  EXPECT_EQ(device.out().find("action log: flood"), std::string::npos) << device.out();
 }
 
 }  // namespace pqot::test
