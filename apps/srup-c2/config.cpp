@@ -131,11 +131,62 @@ void parse_join(const Reader& r, const toml::table& t, C2Config& c) {
 }
 
 void parse_telemetry(const Reader& r, const toml::table& t, C2Config& c) {
-  r.only_keys(t, "telemetry", {"store", "retention_per_device"});
-  with(t, "store", [&](const toml::node& v) { c.telemetry.store = r.bool_of(v, "telemetry.store"); });
+  r.only_keys(t, "telemetry", {"store", "retention_per_device", "provisional_max", "provisional_max_bytes",
+                               "provisional_max_per_device", "provisional_max_bytes_per_device"});
+  auto& m = c.telemetry;
+  with(t, "store", [&](const toml::node& v) { m.store = r.bool_of(v, "telemetry.store"); });
   with(t, "retention_per_device", [&](const toml::node& v) {
-    c.telemetry.retention_per_device = static_cast<std::size_t>(r.int_of(v, "telemetry.retention_per_device", 1, 10'000'000));
+    m.retention_per_device = static_cast<std::size_t>(r.int_of(v, "telemetry.retention_per_device", 1, 10'000'000));
   });
+  with(t, "provisional_max", [&](const toml::node& v) {
+    m.provisional_max = static_cast<std::size_t>(r.int_of(v, "telemetry.provisional_max", 1, 10'000'000));
+  });
+  with(t, "provisional_max_bytes", [&](const toml::node& v) {
+    m.provisional_max_bytes = static_cast<std::size_t>(
+        r.int_of(v, "telemetry.provisional_max_bytes", C2Config::kMinProvisionalBytes, C2Config::kMaxBudgetBytes));
+  });
+  with(t, "provisional_max_per_device", [&](const toml::node& v) {
+    m.provisional_max_per_device = static_cast<std::size_t>(r.int_of(v, "telemetry.provisional_max_per_device", 1, 10'000'000));
+  });
+  with(t, "provisional_max_bytes_per_device", [&](const toml::node& v) {
+    m.provisional_max_bytes_per_device = static_cast<std::size_t>(r.int_of(
+        v, "telemetry.provisional_max_bytes_per_device", C2Config::kMinProvisionalBytes, C2Config::kMaxBudgetBytes));
+  });
+  if (m.provisional_max_per_device > m.provisional_max) {
+    r.fail(t.source(), "[telemetry] provisional_max_per_device (" + std::to_string(m.provisional_max_per_device) +
+                           ") is above provisional_max (" + std::to_string(m.provisional_max) + ")");
+  }
+  if (m.provisional_max_bytes_per_device > m.provisional_max_bytes) {
+    r.fail(t.source(), "[telemetry] provisional_max_bytes_per_device (" +
+                           std::to_string(m.provisional_max_bytes_per_device) + ") is above provisional_max_bytes (" +
+                           std::to_string(m.provisional_max_bytes) + ")");
+  }
+}
+
+void parse_queue(const Reader& r, const toml::table& t, C2Config& c) {
+  r.only_keys(t, "queue", {"max_messages", "max_bytes", "max_messages_per_device", "max_bytes_per_device"});
+  auto& q = c.queue;
+  with(t, "max_messages", [&](const toml::node& v) {
+    q.max_messages = static_cast<std::size_t>(r.int_of(v, "queue.max_messages", 1, 1'000'000));
+  });
+  with(t, "max_bytes", [&](const toml::node& v) {
+    q.max_bytes = static_cast<std::size_t>(r.int_of(v, "queue.max_bytes", C2Config::kMinQueueBytes, C2Config::kMaxBudgetBytes));
+  });
+  with(t, "max_messages_per_device", [&](const toml::node& v) {
+    q.max_messages_per_device = static_cast<std::size_t>(r.int_of(v, "queue.max_messages_per_device", 1, 1'000'000));
+  });
+  with(t, "max_bytes_per_device", [&](const toml::node& v) {
+    q.max_bytes_per_device = static_cast<std::size_t>(
+        r.int_of(v, "queue.max_bytes_per_device", C2Config::kMinQueueBytes, C2Config::kMaxBudgetBytes));
+  });
+  if (q.max_messages_per_device > q.max_messages) {
+    r.fail(t.source(), "[queue] max_messages_per_device (" + std::to_string(q.max_messages_per_device) +
+                           ") is above max_messages (" + std::to_string(q.max_messages) + ")");
+  }
+  if (q.max_bytes_per_device > q.max_bytes) {
+    r.fail(t.source(), "[queue] max_bytes_per_device (" + std::to_string(q.max_bytes_per_device) +
+                           ") is above max_bytes (" + std::to_string(q.max_bytes) + ")");
+  }
 }
 
 void parse_limits(const Reader& r, const toml::table& t, C2Config& c) {
@@ -205,13 +256,13 @@ C2Config parse_c2_config(const std::string& text, const std::string& name, const
   } catch (const toml::parse_error& e) {
     r.fail_at(e.source().begin.line, std::string(e.description()));
   }
-  static constexpr std::string_view kSections[] = {"c2", "broker", "enrolment", "commands", "join",
-                                                   "telemetry", "limits", "control", "metrics"};
+  static constexpr std::string_view kSections[] = {"c2",        "broker", "enrolment", "commands", "join",
+                                                   "telemetry", "queue",  "limits",    "control",  "metrics"};
   for (auto&& [k, v] : root) {
     if (std::find(std::begin(kSections), std::end(kSections), k.str()) == std::end(kSections)) {
       r.fail(k.source(), "unknown key " + c2_quoted(k.str()) +
                              " (expected [c2], [broker], [enrolment], [commands], [join], [telemetry], "
-                             "[limits], [control], [metrics])");
+                             "[queue], [limits], [control], [metrics])");
     }
     r.table_of(v, k.str());
   }
@@ -228,6 +279,7 @@ C2Config parse_c2_config(const std::string& text, const std::string& name, const
   if (const auto* t = root.get_as<toml::table>("commands")) parse_commands(r, *t, c);
   if (const auto* t = root.get_as<toml::table>("join")) parse_join(r, *t, c);
   if (const auto* t = root.get_as<toml::table>("telemetry")) parse_telemetry(r, *t, c);
+  if (const auto* t = root.get_as<toml::table>("queue")) parse_queue(r, *t, c);
   if (const auto* t = root.get_as<toml::table>("limits")) parse_limits(r, *t, c);
   if (const auto* t = root.get_as<toml::table>("control")) parse_control(r, *t, c, socket_at);
   if (const auto* t = root.get_as<toml::table>("metrics")) parse_metrics(r, *t, c);

@@ -30,6 +30,12 @@ struct C2Config {
   static constexpr std::int64_t kMaxLifetimeMs = 604'800'000;  ///< the envelope's (srup-pq.md 2.1)
   static constexpr std::int64_t kMaxCertDays = 3650;           ///< pki::kMaxEnrolDays
   static constexpr std::size_t kMaxSocketPath = 107;           ///< sockaddr_un::sun_path less NUL
+  /// Smallest byte bound of the queue (in all and per device): two of the largest envelope
+  /// (srup::kMaxEnvelope) with their topics.
+  static constexpr std::int64_t kMinQueueBytes = 131'072;
+  /// Smallest byte bound of provisional readings: one reading of the registry's largest (65,536).
+  static constexpr std::int64_t kMinProvisionalBytes = 65'536;
+  static constexpr std::int64_t kMaxBudgetBytes = std::int64_t{4} << 30;  ///< 4 GiB
 
   struct C2 {
     std::filesystem::path state_dir;  ///< required
@@ -64,7 +70,21 @@ struct C2Config {
   struct Telemetry {
     bool store = true;
     std::size_t retention_per_device = 10'000;
+    /// Readings held until their Checkpoint confirms them (docs/srup-c2.md, "Telemetry"): in all
+    /// and per device, counted and in bytes of their JSON text.
+    std::size_t provisional_max = 100'000;
+    std::size_t provisional_max_bytes = std::size_t{128} << 20;
+    std::size_t provisional_max_per_device = 1'000;
+    std::size_t provisional_max_bytes_per_device = std::size_t{4} << 20;
   } telemetry;
+  /// Messages from the broker waiting for the daemon's handler, in all and per device (the
+  /// topic's device ID); bytes are payload and topic.
+  struct Queue {
+    std::size_t max_messages = 10'000;
+    std::size_t max_bytes = std::size_t{64} << 20;
+    std::size_t max_messages_per_device = 1'000;
+    std::size_t max_bytes_per_device = std::size_t{4} << 20;
+  } queue;
   struct Limits {
     std::size_t max_devices = 10'000;
     std::size_t max_monitors = 100;

@@ -13,6 +13,19 @@ namespace pqot::srup_c2 {
 
 namespace {
 
+// What a queue drop's log line says, naming the configuration key of the bound.
+const char* queue_drop_text(common::ShareBudget::Verdict v) {
+  using V = common::ShareBudget::Verdict;
+  switch (v) {
+    case V::key_items: return "over its share of the queue ([queue] max_messages_per_device)";
+    case V::key_bytes: return "over its share of the queue ([queue] max_bytes_per_device)";
+    case V::total_items: return "the queue is full ([queue] max_messages)";
+    case V::total_bytes: return "the queue is full ([queue] max_bytes)";
+    case V::admitted: break;
+  }
+  return "?";
+}
+
 mqtt::ClientOptions broker_options(const C2Config& c, const std::string& username) {
   mqtt::ClientOptions o;
   o.host = c.broker.host;
@@ -23,7 +36,20 @@ mqtt::ClientOptions broker_options(const C2Config& c, const std::string& usernam
   o.reconnect_min = c.broker.reconnect_min;
   o.reconnect_max = c.broker.reconnect_max;
   o.max_queued = c.commands.outbox_max_total + 1000;  // every pending command once, and answers
+  // Nothing larger than an envelope is SRUP-PQ (docs/srup-pq.md 6, step 1): the broker is told so
+  // (Maximum Packet Size) and the client drops what still comes (srup_c2_mqtt_oversized_drops_total).
+  // The dynsec plugin's answers to our commands are a few KiB.
+  o.max_payload = srup::kMaxEnvelope;
   return o;
+}
+
+common::ShareLimits queue_limits(const C2Config& c) {
+  return {c.queue.max_messages, c.queue.max_bytes, c.queue.max_messages_per_device, c.queue.max_bytes_per_device};
+}
+
+common::ShareLimits provisional_limits(const C2Config& c) {
+  const auto& t = c.telemetry;
+  return {t.provisional_max, t.provisional_max_bytes, t.provisional_max_per_device, t.provisional_max_bytes_per_device};
 }
 
 srup::LoadedIdentity load_c2_identity(const std::filesystem::path& dir) {
@@ -43,7 +69,9 @@ Daemon::Daemon(C2Config config)
       username_("c2-" + srup::id_text(identity_.self.id)),
       outbox_timer_(io_),
       housekeeping_timer_(io_),
-      signals_(io_) {
+      signals_(io_),
+      provisional_budget_(provisional_limits(config_)),
+      queue_(queue_limits(config_)) {
   registry_ = std::make_unique<Registry>(config_.registry_db(), config_.registry_limits());
   state_ = std::make_unique<srup::StateStore>(config_.state_db());
   srup::EndpointOptions eo;
@@ -217,15 +245,33 @@ void Daemon::on_connection(const mqtt::ConnectionEvent& e) {
 
 void Daemon::on_message(const mqtt::Message& m) {
   if (dynsec_->handle(m)) return;
-  // Bounded hand-over to our thread: past the limit a message is dropped and counted (a device's
-  // request is retried by the device, a command's answer by our outbox).
-  if (queued_.fetch_add(1) >= kMaxQueuedMessages) {
-    queued_.fetch_sub(1);
-    overloaded_.fetch_add(1);
+  // Bounded hand-over to our thread, per device (the topic's ID, read before any cryptography) and
+  // in all, counted and in bytes: past a bound a message is dropped and counted (a device's request
+  // is retried by the device, a command's answer by our outbox). One device that floods fills its
+  // own share only.
+  const auto parts = srup::parse_topic(m.topic);
+  const std::uint64_t device = parts ? parts->device : 0;
+  const std::size_t bytes = m.payload.size() + m.topic.size();
+  const common::ShareBudget::Verdict verdict = queue_.admit(device, bytes);
+  if (verdict != common::ShareBudget::Verdict::admitted) {
+    overloaded_[static_cast<std::size_t>(verdict)].fetch_add(1);
+    if (const auto permit = queue_log_limiter_.allow(); permit.log) {
+      const common::ShareBudget::Usage mine = queue_.of(device);
+      const common::ShareBudget::Usage all = queue_.total();
+      spdlog::warn("dropped a message of {} bytes from {}: {} ({} messages, {} bytes of it waiting; {} and {} in all){}",
+                   bytes, device == 0 ? std::string("?") : srup::id_text(device), queue_drop_text(verdict), mine.items,
+                   mine.bytes, all.items, all.bytes,
+                   permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed) : std::string());
+    }
     return;
   }
-  asio::post(io_, [this, m] {
-    queued_.fetch_sub(1);
+  asio::post(io_, [this, m, device, bytes] {
+    struct Release {
+      common::ShareBudget& q;
+      std::uint64_t device;
+      std::size_t bytes;
+      ~Release() { q.release(device, bytes); }
+    } release{queue_, device, bytes};
     try {
       dispatch(m);
     } catch (const std::exception& e) {

@@ -3,9 +3,11 @@
 // outbox timers, the control socket); the MQTT client's network thread only posts what arrives.
 #pragma once
 
+#include <array>
 #include <asio.hpp>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 #include "config.hpp"
 #include "control_server.hpp"
 #include "pqot/common/log_limiter.hpp"
+#include "pqot/common/share_budget.hpp"
 #include "pqot/metrics/histogram.hpp"
 #include "pqot/mqtt/client.hpp"
 #include "pqot/mqtt/dynsec.hpp"
@@ -43,7 +46,9 @@ struct C2Counters {
   std::uint64_t telemetry_readings = 0;
   std::uint64_t telemetry_confirmed = 0;
   std::uint64_t telemetry_mismatch = 0;
-  std::uint64_t telemetry_dropped = 0;
+  std::uint64_t telemetry_dropped = 0;  ///< without a Checkpoint
+  /// Provisional readings not held or given up for a bound, by reason (provisional_reason()).
+  std::map<std::string, std::uint64_t> provisional_drops;
   std::uint64_t broker_refusals = 0;
   metrics::LatencyHistogram round_trip;  ///< command sent (first time) -> answer received
 };
@@ -84,6 +89,7 @@ class Daemon {
   void restore_telemetry_keys();
   void on_checkpoint(const srup::CheckpointReport& report);
   void drop_provisional(std::uint64_t device, std::uint64_t sequence);
+  void hold_provisional(std::uint64_t device, ProvisionalReading reading);
 
   // --- joins (daemon_join.cpp) ---
   void on_join_request(const Device& d, const srup::Inbound& in);
@@ -150,15 +156,19 @@ class Daemon {
 
   std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  ///< by hex token
   std::map<std::uint64_t, JoinInProgress> joins_;                  ///< by device
-  std::map<std::uint64_t, std::vector<ProvisionalReading>> provisional_;
-  std::size_t provisional_total_ = 0;
+  std::map<std::uint64_t, std::deque<ProvisionalReading>> provisional_;  ///< oldest first
+  common::ShareBudget provisional_budget_;  ///< readings and their JSON bytes, per device and in all
   std::map<std::uint64_t, std::uint64_t> last_seen_;        ///< in memory; the registry every minute
   std::map<std::uint64_t, std::uint64_t> last_seen_saved_;
   C2Counters counters_;
   common::LogLimiter log_limiter_;
   std::atomic<bool> connected_{false};
-  std::atomic<std::size_t> queued_{0};       ///< posted from the MQTT thread, not yet handled
-  std::atomic<std::uint64_t> overloaded_{0};  ///< dropped because queued_ was at its bound
+  /// Messages posted from the MQTT thread and not yet handled, per device (the topic's ID, 0 for
+  /// a topic outside the binding) and in all; bytes are payload and topic.
+  common::ShareBudget queue_;
+  /// Dropped on the MQTT thread because queue_ refused them, by ShareBudget::Verdict.
+  std::array<std::atomic<std::uint64_t>, 5> overloaded_{};
+  common::LogLimiter queue_log_limiter_;  ///< the drops' own log budget (MQTT thread)
   bool stopping_ = false;
 };
 

@@ -14,11 +14,6 @@ namespace pqot::srup_c2 {
 
 /// Devices read from the registry per page (start-up, listings).
 inline constexpr std::size_t kRegistryPage = 500;
-/// Messages handed from the MQTT thread to ours and not yet handled; past it they are dropped and
-/// counted (srup_c2_overload_drops_total).
-inline constexpr std::size_t kMaxQueuedMessages = 10'000;
-/// Telemetry readings held until their Checkpoint confirms them, in all devices.
-inline constexpr std::size_t kMaxProvisionalReadings = 100'000;
 /// A device heard from within this is shown online.
 inline constexpr std::uint64_t kOnlineWindowMs = 120'000;
 /// last_seen is written to the registry at most this often per device.

@@ -40,14 +40,60 @@ std::string Daemon::metrics_page() {
   w.sample("srup_c2_telemetry_confirmed_total", {}, counters_.telemetry_confirmed);
   w.family("srup_c2_telemetry_mismatch_total", "Checkpoints whose digest differed (forged readings).", MetricType::counter);
   w.sample("srup_c2_telemetry_mismatch_total", {}, counters_.telemetry_mismatch);
-  w.family("srup_c2_telemetry_unconfirmed_total", "Readings dropped without a Checkpoint (or over the bound).",
-           MetricType::counter);
+  w.family("srup_c2_telemetry_unconfirmed_total", "Readings dropped without a Checkpoint.", MetricType::counter);
   w.sample("srup_c2_telemetry_unconfirmed_total", {}, counters_.telemetry_dropped);
+  w.family("srup_c2_telemetry_provisional_drops_total",
+           "Provisional readings given up (a device's oldest, over its share: device_readings, device_bytes) or not "
+           "held (over the total: total_readings, total_bytes).",
+           MetricType::counter);
+  for (const char* reason : {"device_readings", "device_bytes", "total_readings", "total_bytes"}) {
+    const auto it = counters_.provisional_drops.find(reason);
+    w.sample("srup_c2_telemetry_provisional_drops_total", {{"reason", reason}},
+             it == counters_.provisional_drops.end() ? 0 : it->second);
+  }
+  const common::ShareBudget::Usage held = provisional_budget_.total();
+  w.family("srup_c2_telemetry_provisional_readings", "Readings held until their Checkpoint.", MetricType::gauge);
+  w.sample("srup_c2_telemetry_provisional_readings", {}, static_cast<std::uint64_t>(held.items));
+  w.family("srup_c2_telemetry_provisional_bytes", "JSON bytes of the readings held until their Checkpoint.",
+           MetricType::gauge);
+  w.sample("srup_c2_telemetry_provisional_bytes", {}, static_cast<std::uint64_t>(held.bytes));
+  w.family("srup_c2_telemetry_provisional_device_peak_bytes",
+           "The most JSON bytes of provisional readings one device held at once since the start.", MetricType::gauge);
+  w.sample("srup_c2_telemetry_provisional_device_peak_bytes", {},
+           static_cast<std::uint64_t>(provisional_budget_.peak_per_key().bytes));
   w.family("srup_c2_broker_refusals_total", "Publishes and subscriptions the broker refused.", MetricType::counter);
   w.sample("srup_c2_broker_refusals_total", {}, counters_.broker_refusals);
-  w.family("srup_c2_overload_drops_total", "Messages dropped because too many were waiting to be handled.",
+  w.family("srup_c2_overload_drops_total",
+           "Messages from the broker dropped before handling, by the bound of the queue they would have crossed: "
+           "device_messages, device_bytes (the sending device's share), total_messages, total_bytes.",
            MetricType::counter);
-  w.sample("srup_c2_overload_drops_total", {}, overloaded_.load());
+  {
+    using V = common::ShareBudget::Verdict;
+    const std::pair<V, const char*> reasons[] = {{V::key_items, "device_messages"},
+                                                 {V::key_bytes, "device_bytes"},
+                                                 {V::total_items, "total_messages"},
+                                                 {V::total_bytes, "total_bytes"}};
+    for (const auto& [v, reason] : reasons) {
+      w.sample("srup_c2_overload_drops_total", {{"reason", reason}}, overloaded_[static_cast<std::size_t>(v)].load());
+    }
+  }
+  const common::ShareBudget::Usage queued = queue_.total();
+  const common::ShareBudget::Usage peak = queue_.peak();
+  const common::ShareBudget::Usage device_peak = queue_.peak_per_key();
+  w.family("srup_c2_queue_messages", "Messages from the broker waiting to be handled.", MetricType::gauge);
+  w.sample("srup_c2_queue_messages", {}, static_cast<std::uint64_t>(queued.items));
+  w.family("srup_c2_queue_bytes", "Bytes (payload and topic) of the messages waiting to be handled.", MetricType::gauge);
+  w.sample("srup_c2_queue_bytes", {}, static_cast<std::uint64_t>(queued.bytes));
+  w.family("srup_c2_queue_peak_messages", "The most messages waiting at once since the start.", MetricType::gauge);
+  w.sample("srup_c2_queue_peak_messages", {}, static_cast<std::uint64_t>(peak.items));
+  w.family("srup_c2_queue_peak_bytes", "The most bytes waiting at once since the start.", MetricType::gauge);
+  w.sample("srup_c2_queue_peak_bytes", {}, static_cast<std::uint64_t>(peak.bytes));
+  w.family("srup_c2_queue_device_peak_messages", "The most messages one device had waiting at once since the start.",
+           MetricType::gauge);
+  w.sample("srup_c2_queue_device_peak_messages", {}, static_cast<std::uint64_t>(device_peak.items));
+  w.family("srup_c2_queue_device_peak_bytes", "The most bytes one device had waiting at once since the start.",
+           MetricType::gauge);
+  w.sample("srup_c2_queue_device_peak_bytes", {}, static_cast<std::uint64_t>(device_peak.bytes));
   w.family("srup_c2_broker_connected", "1 while connected to the broker.", MetricType::gauge);
   w.sample("srup_c2_broker_connected", {}, static_cast<std::uint64_t>(connected_.load() ? 1 : 0));
   const ControlServerStats cs = control_->stats();
@@ -71,6 +117,10 @@ std::string Daemon::metrics_page() {
   w.sample("srup_c2_mqtt_reconnects_total", {}, s.connects > 0 ? s.connects - 1 : 0);
   w.family("srup_c2_mqtt_pending", "Publishes not yet acknowledged by the broker.", MetricType::gauge);
   w.sample("srup_c2_mqtt_pending", {}, static_cast<std::uint64_t>(s.pending));
+  w.family("srup_c2_mqtt_oversized_drops_total",
+           "Messages from the broker over 65,535 bytes (the SRUP-PQ envelope's maximum), dropped unread.",
+           MetricType::counter);
+  w.sample("srup_c2_mqtt_oversized_drops_total", {}, s.dropped_oversized);
   return w.take();
 }
 

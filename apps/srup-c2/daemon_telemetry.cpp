@@ -84,13 +84,8 @@ void Daemon::handle_telemetry(std::uint64_t device, const std::string& topic, co
     seen(device);
     if (!config_.telemetry.store) return;
     if (!reading.awaiting_checkpoint) return;  // its range was already checked: never confirmed
-    if (provisional_total_ >= kMaxProvisionalReadings) {
-      ++counters_.telemetry_dropped;
-      return;
-    }
-    provisional_[device].push_back(
-        {reading.epoch, reading.opened.header.sequence, now, srup::reading_json(std::get<srup::Reading>(body))});
-    ++provisional_total_;
+    hold_provisional(device, {reading.epoch, reading.opened.header.sequence, now,
+                              srup::reading_json(std::get<srup::Reading>(body))});
   } catch (const srup::Refused& r) {
     refuse(srup::to_string(r.reason()), device, r.what());
   } catch (const std::exception& e) {
@@ -109,9 +104,9 @@ void Daemon::on_checkpoint(const srup::CheckpointReport& report) {
     const std::uint64_t end = first + report.count;
     for (auto r = list.begin(); r != list.end();) {
       if (r->epoch == report.epoch && r->sequence >= first && r->sequence < end) {
+        provisional_budget_.release(report.sender, r->json.size());
         if (report.verdict == V::confirmed) confirmed.push_back({report.sender, r->sequence, r->received_ms, std::move(r->json)});
         r = list.erase(r);
-        --provisional_total_;
       } else {
         ++r;
       }
@@ -133,9 +128,54 @@ void Daemon::on_checkpoint(const srup::CheckpointReport& report) {
 void Daemon::drop_provisional(std::uint64_t device, std::uint64_t sequence) {
   const auto it = provisional_.find(device);
   if (it == provisional_.end()) return;
-  const auto n = std::erase_if(it->second, [&](const ProvisionalReading& r) { return r.sequence == sequence; });
-  provisional_total_ -= n;
-  if (it->second.empty()) provisional_.erase(it);
+  auto& list = it->second;
+  for (auto r = list.begin(); r != list.end();) {
+    if (r->sequence == sequence) {
+      provisional_budget_.release(device, r->json.size());
+      r = list.erase(r);
+    } else {
+      ++r;
+    }
+  }
+  if (list.empty()) provisional_.erase(it);
+}
+
+namespace {
+
+// The reason label of srup_c2_telemetry_provisional_drops_total.
+const char* provisional_reason(common::ShareBudget::Verdict v) {
+  using V = common::ShareBudget::Verdict;
+  switch (v) {
+    case V::key_items: return "device_readings";
+    case V::key_bytes: return "device_bytes";
+    case V::total_items: return "total_readings";
+    case V::total_bytes: return "total_bytes";
+    case V::admitted: break;
+  }
+  return "?";
+}
+
+}  // namespace
+
+// Bounded per device and in all ([telemetry] provisional_max*, docs/srup-c2.md "Telemetry"): a
+// device over its share gives up its own oldest readings (a flood of its own, or readings whose
+// Checkpoint was lost), so it never keeps another device's readings out; with every device
+// within its share and the total reached, the new reading is not held. Each reading given up or
+// not held is counted by the bound that decided.
+void Daemon::hold_provisional(std::uint64_t device, ProvisionalReading reading) {
+  using V = common::ShareBudget::Verdict;
+  const std::size_t bytes = reading.json.size();
+  for (;;) {
+    const V v = provisional_budget_.admit(device, bytes);
+    if (v == V::admitted) break;
+    ++counters_.provisional_drops[provisional_reason(v)];
+    const auto it = provisional_.find(device);
+    if ((v != V::key_items && v != V::key_bytes) || it == provisional_.end()) return;  // not held
+    provisional_budget_.release(device, it->second.front().json.size());
+    it->second.pop_front();
+    if (it->second.empty()) provisional_.erase(it);
+  }
+  provisional_[device].push_back(std::move(reading));
 }
 
 }  // namespace pqot::srup_c2

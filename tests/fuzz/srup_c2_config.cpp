@@ -27,6 +27,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (c.enrolment.cert_days < 1 || c.enrolment.cert_days > C2Config::kMaxCertDays) std::abort();
   if (c.enrolment.ca_cert.has_value() != c.enrolment.ca_key.has_value()) std::abort();
   if (c.control.socket.native().size() > C2Config::kMaxSocketPath) std::abort();
+  const auto& q = c.queue;
+  if (q.max_messages_per_device == 0 || q.max_messages_per_device > q.max_messages ||
+      q.max_bytes_per_device < static_cast<std::size_t>(C2Config::kMinQueueBytes) || q.max_bytes_per_device > q.max_bytes) {
+    std::abort();
+  }
+  const auto& t = c.telemetry;
+  if (t.provisional_max_per_device == 0 || t.provisional_max_per_device > t.provisional_max ||
+      t.provisional_max_bytes_per_device < static_cast<std::size_t>(C2Config::kMinProvisionalBytes) ||
+      t.provisional_max_bytes_per_device > t.provisional_max_bytes) {
+    std::abort();
+  }
   const RegistryLimits l = c.registry_limits();
   if (l.max_devices == 0 || l.pending_max == 0 || l.pending_max > l.max_devices || l.max_monitors == 0 ||
       l.outbox_max_per_device == 0 || l.outbox_max_total == 0 || l.join_code_attempts == 0 ||

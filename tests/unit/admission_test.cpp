@@ -1,12 +1,16 @@
 // Admission control and log rate limits (include/pqot/common/admission.hpp, log_limiter.hpp,
-// printable.hpp): the pieces srmcpd's pre-authentication bounds are built from.
+// printable.hpp, share_budget.hpp): the pieces srmcpd's pre-authentication bounds and the SRUP-PQ
+// C2's queue bounds are built from.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <thread>
 #include <vector>
 
 #include "pqot/common/admission.hpp"
 #include "pqot/common/log_limiter.hpp"
 #include "pqot/common/printable.hpp"
+#include "pqot/common/share_budget.hpp"
 
 namespace pqot::common {
 namespace {
@@ -119,6 +123,98 @@ TEST(Printable, TerminalTextKeepsUtf8AndEscapesWhatATerminalObeys) {
   // Not UTF-8: each byte that is no part of a valid sequence as \xNN (overlong, surrogate, cut).
   EXPECT_EQ(terminal_text("\xff\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82"),
             "\\xff\\x80\\xc0\\xaf\\xed\\xa0\\x80\\xf4\\x90\\x80\\x80\\xe2\\x82");
+}
+
+// ShareBudget: items and bytes per key and in all, the first bound crossed named, nothing taken
+// when refused, peaks, and two threads at once.
+using ShareVerdict = ShareBudget::Verdict;
+
+TEST(ShareBudget, OneKeyTakesAtMostItsShareOfItemsAndBytes) {
+  ShareBudget b({/*total_items=*/10, /*total_bytes=*/1000, /*per_key_items=*/3, /*per_key_bytes=*/250});
+  EXPECT_EQ(b.admit(7, 100), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(7, 100), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(7, 51), ShareVerdict::key_bytes);  // 251 > 250
+  EXPECT_EQ(b.admit(7, 50), ShareVerdict::admitted);   // exactly 250
+  EXPECT_EQ(b.admit(7, 0), ShareVerdict::key_items);   // a fourth item
+  EXPECT_EQ(b.of(7).items, 3u);
+  EXPECT_EQ(b.of(7).bytes, 250u);
+  // Another key is not affected by the first one's flood.
+  EXPECT_EQ(b.admit(8, 250), ShareVerdict::admitted);
+  EXPECT_EQ(b.total().items, 4u);
+  EXPECT_EQ(b.total().bytes, 500u);
+  EXPECT_EQ(b.keys(), 2u);
+  // Giving back makes room again, for that key.
+  b.release(7, 100);
+  EXPECT_EQ(b.admit(7, 100), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(7, 1), ShareVerdict::key_items);
+}
+
+TEST(ShareBudget, TheTotalBoundsAllKeysTogether) {
+  ShareBudget b({/*total_items=*/4, /*total_bytes=*/300, /*per_key_items=*/3, /*per_key_bytes=*/200});
+  EXPECT_EQ(b.admit(1, 150), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(2, 150), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(3, 1), ShareVerdict::total_bytes);
+  EXPECT_EQ(b.of(3).items, 0u);  // refused: nothing taken
+  EXPECT_EQ(b.keys(), 2u);       // and no entry left for it
+  b.release(1, 150);
+  EXPECT_EQ(b.admit(3, 0), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(3, 0), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(4, 0), ShareVerdict::admitted);
+  EXPECT_EQ(b.admit(5, 0), ShareVerdict::total_items);
+}
+
+TEST(ShareBudget, AnItemLargerThanAShareIsRefusedWithoutOverflow) {
+  ShareBudget b({10, 1000, 5, 100});
+  EXPECT_EQ(b.admit(1, 101), ShareVerdict::key_bytes);
+  EXPECT_EQ(b.admit(1, SIZE_MAX), ShareVerdict::key_bytes);
+  ShareBudget wide({10, 100, 5, SIZE_MAX});
+  EXPECT_EQ(wide.admit(1, 60), ShareVerdict::admitted);
+  EXPECT_EQ(wide.admit(2, SIZE_MAX - 10), ShareVerdict::total_bytes);
+  EXPECT_EQ(wide.total().bytes, 60u);
+}
+
+TEST(ShareBudget, PeaksRememberTheMostHeldInAllAndByOneKey) {
+  ShareBudget b({10, 1000, 5, 500});
+  b.admit(1, 300);
+  b.admit(1, 100);
+  b.admit(2, 50);
+  b.release(1, 300);
+  b.release(1, 100);
+  b.admit(2, 50);
+  EXPECT_EQ(b.total().items, 2u);
+  EXPECT_EQ(b.peak().items, 3u);
+  EXPECT_EQ(b.peak().bytes, 450u);
+  EXPECT_EQ(b.peak_per_key().items, 2u);
+  EXPECT_EQ(b.peak_per_key().bytes, 400u);
+}
+
+TEST(ShareBudget, ReleasingWhatWasNeverAdmittedChangesNothing) {
+  ShareBudget b({10, 1000, 5, 500});
+  b.release(9, 10);
+  EXPECT_EQ(b.admit(1, 10), ShareVerdict::admitted);
+  b.release(1, 999);  // more bytes than it holds: clamped, never wraps
+  EXPECT_EQ(b.total().items, 0u);
+  EXPECT_EQ(b.total().bytes, 0u);
+  EXPECT_EQ(b.keys(), 0u);
+}
+
+TEST(ShareBudget, AdmitOnOneThreadAndReleaseOnAnotherBalance) {
+  ShareBudget b({1'000'000, SIZE_MAX, 1'000'000, SIZE_MAX});
+  constexpr int kItems = 20'000;
+  std::thread producer([&] {
+    for (int i = 0; i < kItems; ++i) ASSERT_EQ(b.admit(static_cast<std::uint64_t>(i % 3), 7), ShareVerdict::admitted);
+  });
+  producer.join();
+  std::thread consumer([&] {
+    for (int i = 0; i < kItems; ++i) b.release(static_cast<std::uint64_t>(i % 3), 7);
+  });
+  for (int i = 0; i < kItems; ++i) {
+    if (b.admit(5, 1) == ShareVerdict::admitted) b.release(5, 1);
+  }
+  consumer.join();
+  EXPECT_EQ(b.total().items, 0u);
+  EXPECT_EQ(b.total().bytes, 0u);
+  EXPECT_EQ(b.keys(), 0u);
 }
 
 }  // namespace

@@ -56,6 +56,14 @@ TEST(SrupC2Config, MinimalFileTakesTheDocumentedDefaults) {
   EXPECT_EQ(c.join.code_lifetime.count(), 86'400);
   EXPECT_TRUE(c.telemetry.store);
   EXPECT_EQ(c.telemetry.retention_per_device, 10'000u);
+  EXPECT_EQ(c.telemetry.provisional_max, 100'000u);
+  EXPECT_EQ(c.telemetry.provisional_max_bytes, 134'217'728u);
+  EXPECT_EQ(c.telemetry.provisional_max_per_device, 1'000u);
+  EXPECT_EQ(c.telemetry.provisional_max_bytes_per_device, 4'194'304u);
+  EXPECT_EQ(c.queue.max_messages, 10'000u);
+  EXPECT_EQ(c.queue.max_bytes, 67'108'864u);
+  EXPECT_EQ(c.queue.max_messages_per_device, 1'000u);
+  EXPECT_EQ(c.queue.max_bytes_per_device, 4'194'304u);
   EXPECT_EQ(c.limits.max_devices, 10'000u);
   EXPECT_EQ(c.limits.max_monitors, 100u);
   EXPECT_EQ(c.control.socket.string(), "/etc/c2/state/control.sock");
@@ -100,6 +108,15 @@ code_lifetime_s = 600
 [telemetry]
 store = false
 retention_per_device = 50
+provisional_max = 500
+provisional_max_bytes = 1000000
+provisional_max_per_device = 20
+provisional_max_bytes_per_device = 70000
+[queue]
+max_messages = 300
+max_bytes = 4294967296
+max_messages_per_device = 30
+max_bytes_per_device = 131072
 [limits]
 max_devices = 20
 max_monitors = 2
@@ -121,6 +138,14 @@ listen = "127.0.0.1:9464"
   EXPECT_EQ(c.enrolment.default_join, JoinMode::observed);
   EXPECT_EQ(c.commands.expire_after.count(), 600);
   EXPECT_FALSE(c.telemetry.store);
+  EXPECT_EQ(c.telemetry.provisional_max, 500u);
+  EXPECT_EQ(c.telemetry.provisional_max_bytes, 1'000'000u);
+  EXPECT_EQ(c.telemetry.provisional_max_per_device, 20u);
+  EXPECT_EQ(c.telemetry.provisional_max_bytes_per_device, 70'000u);
+  EXPECT_EQ(c.queue.max_messages, 300u);
+  EXPECT_EQ(c.queue.max_bytes, 4'294'967'296u);
+  EXPECT_EQ(c.queue.max_messages_per_device, 30u);
+  EXPECT_EQ(c.queue.max_bytes_per_device, 131'072u);
   EXPECT_EQ(c.control.socket.string(), "/run/srup-c2/control.sock");
   EXPECT_EQ(c.control.idle_timeout.count(), 5000);
   ASSERT_TRUE(c.metrics.listen);
@@ -158,6 +183,15 @@ TEST(SrupC2Config, ErrorsNameTheLineAndWhatIsValid) {
       {"[control]\nmax_clients = 65\n", "out of range 1..64"},
       {"[control]\nidle_timeout_ms = 999\n", "control.idle_timeout_ms = 999 is out of range 1000..3600000"},
       {"[limits]\nmax_devices = 50\n", "join.pending_max (100) is above limits.max_devices (50)"},
+      {"[queue]\nmax_bytes = 131071\n", "c2.toml:11: queue.max_bytes = 131071 is out of range 131072..4294967296"},
+      {"[queue]\nmax_bytes_per_device = 4294967297\n", "queue.max_bytes_per_device = 4294967297 is out of range"},
+      {"[queue]\nmax_messages = 0\n", "queue.max_messages = 0 is out of range 1..1000000"},
+      {"[queue]\nmax_messages = 100\n", "c2.toml:10: [queue] max_messages_per_device (1000) is above max_messages (100)"},
+      {"[queue]\nmax_bytes = 200000\n", "[queue] max_bytes_per_device (4194304) is above max_bytes (200000)"},
+      {"[queue]\nmax_message = 1\n", "unknown key 'max_message' in [queue]"},
+      {"[telemetry]\nprovisional_max_bytes_per_device = 65535\n", "out of range 65536..4294967296"},
+      {"[telemetry]\nprovisional_max = 999\n", "[telemetry] provisional_max_per_device (1000) is above provisional_max (999)"},
+      {"[telemetry]\nprovisional_max_bytes = 65536\n", "provisional_max_bytes_per_device (4194304) is above provisional_max_bytes"},
       {"[c2]\n", "c2.toml:10: "},
       {"x = [\n", "c2.toml:"},
   };
