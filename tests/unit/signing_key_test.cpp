@@ -68,7 +68,9 @@ TEST_P(SigningKeyTest, SignsAndVerifiesAsTheKeyBytesDo) {
     EXPECT_FALSE(verifier.verify(other, ctx, sig));
     EXPECT_FALSE(verifier.verify(msg, ctx, ByteView(sig).first(sig.size() - 1)));
     EXPECT_FALSE(verifier.verify(msg, ctx, {}));
-    if (alg.max_context_size() > 0) EXPECT_FALSE(verifier.verify(msg, {}, sig));
+    if (alg.max_context_size() > 0) {
+      EXPECT_FALSE(verifier.verify(msg, {}, sig));
+    }
   }
 }
 
