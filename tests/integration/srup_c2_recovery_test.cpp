@@ -86,7 +86,7 @@ TEST(SrupC2Recovery, AnswersAndTheirStepsSurviveACrashBetweenTheTwoDatabases) {
   const std::string action = recovery_crash_at(sys, "before-answer-stored:action", {"action", dev, "7", "--arg", "once"});
   const json a = recovery_answered(sys, action, "action");
   EXPECT_FALSE(a.is_null()) << sys.c2().out() << device.out();
-  EXPECT_EQ(a["answer"]["status_name"], "ACTION_SUCCESS") << a.dump();
+  EXPECT_EQ(a.is_null() ? json() : a["answer"]["status_name"], "ACTION_SUCCESS") << a.dump();
   EXPECT_EQ(recovery_count(device.out(), "action log: once"), 1u) << device.out();
 
   // Killed after the C2 stored Update Initiate's 0x00 and before it took the step: the restarted
@@ -95,7 +95,7 @@ TEST(SrupC2Recovery, AnswersAndTheirStepsSurviveACrashBetweenTheTwoDatabases) {
                                                {"update", dev, "file://" + (work / "fw.bin").string(), "--sha256", digest});
   const json activated = recovery_answered(sys, update, "update-activate");
   EXPECT_FALSE(activated.is_null()) << sys.c2().out() << device.out();
-  EXPECT_EQ(activated["answer"]["status"], 0x10) << activated.dump();
+  EXPECT_EQ(activated.is_null() ? json() : activated["answer"]["status"], 0x10) << activated.dump();
   EXPECT_TRUE(eventually([&] { return fs::exists(marker); })) << device.out();
 
   // Killed after the C2 stored the Terminate's 0x70: the restarted C2 marks the device resigned.
