@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "daemon_internal.hpp"
 #include "pqot/common/clock.hpp"
 #include "pqot/metrics/http_server.hpp"
@@ -97,6 +99,10 @@ Daemon::Daemon(C2Config config)
     }
   }
   restore_telemetry_keys();
+  if (const char* crash = std::getenv("SRUP_C2_TEST_CRASH_AT"); crash != nullptr && *crash != '\0') {
+    test_crash_at_ = crash;
+    spdlog::warn("test fault hook armed: the process ends at {}", test_crash_at_);
+  }
   mqtt_ = std::make_unique<mqtt::Client>(broker_options(config_, username_));
   dynsec_ = std::make_unique<mqtt::DynsecAdmin>(*mqtt_);
   ControlServerOptions co;
@@ -164,6 +170,7 @@ void Daemon::run() {
   spdlog::info("srup-c2 {} ({}) started: broker {}:{}, control socket {}, {} devices known", srup::id_text(identity_.self.id),
                srup::suite_info(identity_.self.suite).name, config_.broker.host, config_.broker.port,
                config_.control.socket.string(), endpoint_->peer_count());
+  take_due_follow_ups();
   sweep_outbox();
   housekeeping();
   // A handler that throws loses its own work, not the daemon: asio lets run() go on after an
@@ -330,8 +337,13 @@ bool Daemon::sender_matches_topic(const crypto::Bytes& payload, std::uint64_t de
 void Daemon::handle_from_device(std::uint64_t device, const std::string& topic, const crypto::Bytes& payload) {
   if (!sender_matches_topic(payload, device)) return;
   srup::Inbound in;
+  bool answer = false;
   try {
-    in = endpoint_->receive(payload, topic, srup::topic_to_device(device));
+    // An answer is recorded in the replay window only after the outbox stored it (on_answer): a
+    // crash between the two must not make the device's journalled copy a REPLAY.
+    in = endpoint_->receive_unrecorded(payload, topic, srup::topic_to_device(device));
+    answer = in.header.type == srup::MessageType::response || in.header.type == srup::MessageType::data;
+    if (!answer) endpoint_->record(in.header);
   } catch (const srup::Refused& r) {
     return refuse(srup::to_string(r.reason()), device, r.what());
   } catch (const std::exception& e) {

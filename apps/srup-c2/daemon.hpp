@@ -101,11 +101,24 @@ class Daemon {
   // --- commands and the outbox (daemon_commands.cpp) ---
   /// Seals `body` to `device`, stores it in the outbox, publishes it; its token. `reply` (if set)
   /// hears the command's state at once (wait_ms 0) or when answered / after wait_ms; `then` runs
-  /// when it is answered. `token`: empty for a fresh one.
+  /// when it is answered (in memory: joins only). `token`: empty for a fresh one. `follow_up`:
+  /// the step its answer triggers, kept in its outbox row (docs/srup-c2.md, "Follow-up steps").
   crypto::Bytes send_command(std::uint64_t device, srup::MessageType type, const srup::Body& body,
                              std::uint32_t wait_ms, ControlServer::Reply reply,
-                             std::function<void(const OutboxEntry&)> then, crypto::Bytes token);
+                             std::function<void(const OutboxEntry&)> then, crypto::Bytes token,
+                             std::optional<FollowUp> follow_up = std::nullopt, std::uint64_t follow_up_arg = 0);
+  /// The sealed envelope and its outbox row, not yet stored.
+  NewCommand make_command(std::uint64_t device, srup::MessageType type, const srup::Body& body,
+                          const crypto::Bytes& token);
   void on_answer(const Device& d, const srup::Inbound& in);
+  /// Takes a due follow-up (idempotent: the registry takes each once); `publish`: send an Update
+  /// Activate at once (at start the reconnect sweep sends it).
+  void take_follow_up(const OutboxEntry& e, bool publish);
+  /// At start: every follow-up whose answer was stored before a restart and not yet taken.
+  void take_due_follow_ups();
+  /// Test-only fault hook (docs/srup-c2.md, "Follow-up steps"): with SRUP_C2_TEST_CRASH_AT set to
+  /// "POINT:TYPE", the process ends at once (as if killed) at POINT for an answer to a command of TYPE.
+  void test_crash_point(const char* point, std::uint64_t device, const crypto::Bytes& token);
   void sweep_outbox(bool after_reconnect = false);
   void publish_to_device(std::uint64_t device, const crypto::Bytes& envelope);
   void reply_to_device(std::uint64_t device, const srup::Header& request, std::uint8_t status,
@@ -154,7 +167,7 @@ class Daemon {
   asio::steady_timer housekeeping_timer_;
   asio::signal_set signals_;
 
-  std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  ///< by hex token
+  std::multimap<std::string, std::shared_ptr<Waiter>> waiters_;  ///< by waiter_key(device, token)
   std::map<std::uint64_t, JoinInProgress> joins_;                  ///< by device
   std::map<std::uint64_t, std::deque<ProvisionalReading>> provisional_;  ///< oldest first
   common::ShareBudget provisional_budget_;  ///< readings and their JSON bytes, per device and in all
@@ -170,6 +183,7 @@ class Daemon {
   std::array<std::atomic<std::uint64_t>, 5> overloaded_{};
   common::LogLimiter queue_log_limiter_;  ///< the drops' own log budget (MQTT thread)
   bool stopping_ = false;
+  std::string test_crash_at_;  ///< SRUP_C2_TEST_CRASH_AT (tests only), empty: off
 };
 
 }  // namespace pqot::srup_c2

@@ -174,31 +174,15 @@ void Daemon::control_command(const SendCommand& r, const ControlServer::Reply& r
     return reply(format_error(ControlErrorCode::conflict, "device " + srup::id_text(r.device) + " is " +
                                                               to_string(d->state) + ", not joined"));
   }
-  std::function<void(const OutboxEntry&)> then;
-  if (r.type == srup::MessageType::update_initiate && r.activate) {
-    // 0x00 (downloaded, digest checked) → Update Activate with the same token (docs/srup-mqtt.md 4.4).
-    const std::uint64_t device = r.device;
-    then = [this, device](const OutboxEntry& e) {
-      if (e.status != static_cast<std::uint8_t>(srup::Status::update_success)) return;
-      try {
-        send_command(device, srup::MessageType::update_activate, srup::Empty{}, 0, nullptr, nullptr, e.token);
-      } catch (const std::exception& ex) {
-        spdlog::error("update activate for {}: {}", srup::id_text(device), ex.what());
-      }
-    };
-  }
-  if (r.type == srup::MessageType::terminate_command) {
-    const std::uint64_t device = r.device;
-    then = [this, device](const OutboxEntry& e) {
-      if (e.status == static_cast<std::uint8_t>(srup::Status::resign_success)) {
-        registry_->set_state(device, DeviceState::resigned, now_ms(), "terminate");
-        telemetry_peers_.erase(device);
-      }
-    };
-  }
+  // The step an answer triggers is kept in the command's outbox row, so a restart does not lose it
+  // (docs/srup-c2.md, "Follow-up steps"): Update Activate after 0x00 (docs/srup-mqtt.md 4.4); the
+  // device resigned after its Terminate's 0x70, or after a Join Command's 0x50 (re-homing, 4.2: it
+  // obeys us no more, and what we still had pending for it is cancelled).
+  std::optional<FollowUp> follow_up;
+  std::uint64_t follow_up_arg = 0;
+  if (r.type == srup::MessageType::update_initiate && r.activate) follow_up = FollowUp::activate;
+  if (r.type == srup::MessageType::terminate_command) follow_up = FollowUp::resign;
   if (r.type == srup::MessageType::join_command) {
-    // Re-homing (docs/srup-mqtt.md 4.2): on the device's 0x50 it belongs to the new C2; here it is
-    // resigned (it obeys us no more), and what we still had pending for it is cancelled.
     const auto& j = std::get<srup::JoinCommand>(r.body);
     if (j.c2_id == identity_.self.id) {
       return reply(format_error(ControlErrorCode::bad_request, "the new C2 is this C2"));
@@ -207,23 +191,10 @@ void Daemon::control_command(const SendCommand& r, const ControlServer::Reply& r
       return reply(format_error(ControlErrorCode::bad_request,
                                 "the new C2's suite differs from the device's: sealed messages need one suite"));
     }
-    const std::uint64_t device = r.device;
-    const std::uint64_t next = j.c2_id;
-    then = [this, device, next](const OutboxEntry& e) {
-      if (e.status != static_cast<std::uint8_t>(srup::Status::join_success)) return;
-      try {
-        for (const OutboxEntry& p : registry_->outbox_list(device, OutboxState::pending, kMaxListLimit)) {
-          registry_->outbox_cancel(p.row, now_ms());
-        }
-        registry_->set_state(device, DeviceState::resigned, now_ms(), "join-command c2-" + srup::id_text(next));
-      } catch (const std::exception& ex) {
-        spdlog::error("re-homing {}: {}", srup::id_text(device), ex.what());
-      }
-      telemetry_peers_.erase(device);
-      spdlog::info("device {} re-homed to C2 {}", srup::id_text(device), srup::id_text(next));
-    };
+    follow_up = FollowUp::rehome;
+    follow_up_arg = j.c2_id;
   }
-  send_command(r.device, r.type, r.body, r.wait_ms, reply, std::move(then), {});
+  send_command(r.device, r.type, r.body, r.wait_ms, reply, nullptr, {}, follow_up, follow_up_arg);
 }
 
 void Daemon::authorize(const Authorize& r, const ControlServer::Reply& reply) {

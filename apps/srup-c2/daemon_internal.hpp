@@ -38,6 +38,8 @@ struct Daemon::JoinInProgress {
   srup::MessageType mode = srup::MessageType::join_request;
   crypto::Bytes token;  ///< the join request's: the final Response carries it
   std::uint64_t observer = 0;
+  /// The Observation Request's token: only the observer's answer carrying it ends the join.
+  crypto::Bytes observation_token;
   std::uint64_t started_ms = 0;
 };
 
@@ -48,6 +50,9 @@ struct Daemon::ProvisionalReading {
   std::uint64_t received_ms = 0;
   std::string json;
 };
+
+/// The key of waiters_: answers are matched by (device, token).
+std::string waiter_key(std::uint64_t device, const crypto::Bytes& token);
 
 /// Whether `t` is a command the C2 sends to a device that is still pending (a join's code).
 bool is_join_step(srup::MessageType t);

@@ -94,9 +94,14 @@ void Daemon::on_join_request(const Device& d, const srup::Inbound& in) {
                          return finish_join(joining, kJoinFailed, "the device could not show the code");
                        }
                        try {
+                         // The answer must carry this request's token to end this join (an earlier
+                         // join's request may still be pending at the observer).
+                         crypto::Bytes v(16);
+                         crypto::random_bytes(v);
+                         it->second.observation_token = v;
                          send_command(observer, srup::MessageType::observation_request,
                                       srup::ObservationRequest{joining, code.code}, 0, nullptr,
-                                      [this, joining](const OutboxEntry& a) { on_observation_answer(joining, a); }, {});
+                                      [this, joining](const OutboxEntry& a) { on_observation_answer(joining, a); }, v);
                        } catch (const std::exception& ex) {
                          spdlog::error("observation request to {}: {}", srup::id_text(observer), ex.what());
                          finish_join(joining, kJoinFailed, "the C2 could not ask the observer");
@@ -116,6 +121,13 @@ void Daemon::on_join_request(const Device& d, const srup::Inbound& in) {
 void Daemon::on_observation_answer(std::uint64_t joining, const OutboxEntry& e) {
   const auto it = joins_.find(joining);
   if (it == joins_.end() || !e.status) return;
+  if (e.device != it->second.observer || e.token != it->second.observation_token) {
+    // The answer to another join's Observation Request (the device asked again since): it says
+    // nothing about the code this join sent.
+    spdlog::info("observation answer from {} for an earlier join of {}: ignored", srup::id_text(e.device),
+                 srup::id_text(joining));
+    return;
+  }
   switch (static_cast<srup::Status>(*e.status)) {
     case srup::Status::observed_join_valid: return finish_join(joining, kJoinSuccess, "observed");
     case srup::Status::observed_join_invalid: return finish_join(joining, kJoinRefused, "the observer saw another code");

@@ -1,6 +1,7 @@
 // The C2 registry's records: names, states and the load-and-check path (records.hpp).
 #include "records.hpp"
 
+#include "pqot/srup/status.hpp"
 #include "pqot/srup/topics.hpp"
 
 #include <array>
@@ -82,6 +83,25 @@ const char* to_string(OutboxState s) noexcept {
   return "?";
 }
 
+const char* to_string(FollowUp f) noexcept {
+  switch (f) {
+    case FollowUp::activate: return "activate";
+    case FollowUp::resign: return "resign";
+    case FollowUp::rehome: return "rehome";
+  }
+  return "?";
+}
+
+const char* to_string(FollowUpState s) noexcept {
+  switch (s) {
+    case FollowUpState::waiting: return "waiting";
+    case FollowUpState::due: return "due";
+    case FollowUpState::done: return "done";
+    case FollowUpState::skipped: return "skipped";
+  }
+  return "?";
+}
+
 std::optional<DeviceState> parse_device_state(std::string_view s) noexcept {
   return records_parse(s, std::array{DeviceState::pending, DeviceState::joined, DeviceState::resigned,
                                      DeviceState::deregistered});
@@ -95,6 +115,24 @@ std::optional<MonitorState> parse_monitor_state(std::string_view s) noexcept {
 std::optional<OutboxState> parse_outbox_state(std::string_view s) noexcept {
   return records_parse(s, std::array{OutboxState::pending, OutboxState::answered, OutboxState::expired,
                                      OutboxState::cancelled});
+}
+
+std::optional<FollowUp> parse_follow_up(std::string_view s) noexcept {
+  return records_parse(s, std::array{FollowUp::activate, FollowUp::resign, FollowUp::rehome});
+}
+std::optional<FollowUpState> parse_follow_up_state(std::string_view s) noexcept {
+  return records_parse(s, std::array{FollowUpState::waiting, FollowUpState::due, FollowUpState::done,
+                                     FollowUpState::skipped});
+}
+
+bool follow_up_triggered(FollowUp f, std::uint8_t status) noexcept {
+  using S = srup::Status;
+  switch (f) {
+    case FollowUp::activate: return status == static_cast<std::uint8_t>(S::update_success);
+    case FollowUp::resign: return status == static_cast<std::uint8_t>(S::resign_success);
+    case FollowUp::rehome: return status == static_cast<std::uint8_t>(S::join_success);
+  }
+  return false;
 }
 
 bool transition_allowed(DeviceState from, DeviceState to) noexcept {

@@ -33,15 +33,31 @@ enum class DeviceState { pending, joined, resigned, deregistered };
 enum class JoinMode { simple, human, observed };
 enum class MonitorState { active, revoked };
 enum class OutboxState { pending, answered, expired, cancelled };
+/// The step a command's answer triggers, kept in its outbox row (docs/srup-c2.md, "Follow-up
+/// steps"): activate: Update Activate with the same token after Update Initiate's 0x00; resign:
+/// the device is resigned after its Terminate Command's 0x70; rehome: the same, after a Join
+/// Command's 0x50 (the device now belongs to the C2 in follow_up_arg).
+enum class FollowUp { activate, resign, rehome };
+/// waiting: the command is not answered yet; due: answered with the status that triggers the step,
+/// which is not taken yet; done: taken; skipped: answered otherwise, expired or cancelled.
+enum class FollowUpState { waiting, due, done, skipped };
 
 const char* to_string(DeviceState s) noexcept;
 const char* to_string(JoinMode m) noexcept;
 const char* to_string(MonitorState s) noexcept;
 const char* to_string(OutboxState s) noexcept;
+const char* to_string(FollowUp f) noexcept;
+const char* to_string(FollowUpState s) noexcept;
 std::optional<DeviceState> parse_device_state(std::string_view s) noexcept;
 std::optional<JoinMode> parse_join_mode(std::string_view s) noexcept;
 std::optional<MonitorState> parse_monitor_state(std::string_view s) noexcept;
 std::optional<OutboxState> parse_outbox_state(std::string_view s) noexcept;
+std::optional<FollowUp> parse_follow_up(std::string_view s) noexcept;
+std::optional<FollowUpState> parse_follow_up_state(std::string_view s) noexcept;
+
+/// The answer status that makes `f` due (docs/srup-mqtt.md 4.2-4.4): activate 0x00 (downloaded,
+/// digest checked), resign 0x70 (terminated), rehome 0x50 (the new C2 stored).
+bool follow_up_triggered(FollowUp f, std::uint8_t status) noexcept;
 
 /// The allowed device state changes (docs/srup-c2.md, "States"): pending -> joined | deregistered,
 /// joined -> resigned | deregistered, resigned -> deregistered. deregistered is final.

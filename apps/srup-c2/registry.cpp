@@ -104,9 +104,22 @@ CREATE TABLE events (
 );
 )sql";
 
+// Schema version 2: each outbox row keeps the sequence number of the envelope that answered it (a
+// duplicate answer changes nothing) and the follow-up step its answer triggers, so the step
+// survives a restart (docs/srup-c2.md, "Follow-up steps").
+constexpr const char* kRegistrySchemaV2 = R"sql(
+ALTER TABLE outbox ADD COLUMN answer_seq INTEGER;
+ALTER TABLE outbox ADD COLUMN follow_up TEXT CHECK (follow_up IN ('activate', 'resign', 'rehome'));
+ALTER TABLE outbox ADD COLUMN follow_up_state TEXT
+  CHECK ((follow_up IS NULL) = (follow_up_state IS NULL) AND follow_up_state IN ('waiting', 'due', 'done', 'skipped'));
+ALTER TABLE outbox ADD COLUMN follow_up_arg INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX outbox_answer_seq ON outbox (device, answer_seq) WHERE answer_seq IS NOT NULL;
+CREATE INDEX outbox_follow_up_due ON outbox (row) WHERE follow_up_state = 'due';
+)sql";
+
 // kMigrations[v] takes a file from user_version v to v + 1 (v = 0: the empty file). A later schema
 // adds its step here; each runs in its own transaction with the user_version it reaches.
-constexpr const char* kMigrations[] = {kRegistrySchemaV1};
+constexpr const char* kMigrations[] = {kRegistrySchemaV1, kRegistrySchemaV2};
 static_assert(std::size(kMigrations) == Registry::kSchemaVersion);
 
 // Created here with mode 0600 (SQLite would use 0644): the registry holds every device's keys and

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pqot/crypto/bytes.hpp"
@@ -71,6 +72,8 @@ struct NewCommand {
   std::uint64_t created_ms = 0;
   std::uint64_t expires_ms = 0;  ///< after this it is expired by outbox_expire()
   std::uint64_t next_attempt_ms = 0;
+  std::optional<FollowUp> follow_up;  ///< the step its answer triggers (state waiting until answered)
+  std::uint64_t follow_up_arg = 0;    ///< rehome: the new C2's ID
 };
 
 struct OutboxEntry {
@@ -87,6 +90,36 @@ struct OutboxEntry {
   std::optional<std::uint8_t> status;  ///< answered: the Response's status
   std::optional<std::string> detail;
   std::optional<std::uint64_t> finished_ms;
+  std::optional<std::uint64_t> answer_seq;  ///< answered: the answering envelope's sequence number
+  std::optional<FollowUp> follow_up;
+  std::optional<FollowUpState> follow_up_state;  ///< set exactly when follow_up is
+  std::uint64_t follow_up_arg = 0;
+};
+
+/// A device's answer to a command (a Response, or Data), as outbox_record_answer() stores it.
+struct Answer {
+  std::uint64_t device = 0;
+  crypto::Bytes token;
+  std::uint8_t status = 0;
+  std::string detail;  ///< cut to kMaxDetailLength
+  std::uint64_t received_ms = 0;
+  /// The answering envelope's sequence number (its stream device -> C2): an answer whose number
+  /// one of the device's rows holds already is a duplicate and changes nothing.
+  std::optional<std::uint64_t> sequence;
+  /// Data: (data ID, the value as JSON), stored with the answer (also when no command matches: Data
+  /// a device reports by itself).
+  std::optional<std::pair<std::string, std::string>> data;
+};
+
+enum class AnswerMatch {
+  answered,   ///< a pending command with that token is answered now
+  duplicate,  ///< a row holds this answer's sequence number already: nothing written
+  unmatched,  ///< no pending command has that token (only the Data value, if any, is stored)
+};
+
+struct AnswerOutcome {
+  AnswerMatch match = AnswerMatch::unmatched;
+  std::optional<OutboxEntry> entry;  ///< answered: the row as stored
 };
 
 struct DataRecord {
@@ -120,7 +153,7 @@ struct PruneCounts {
 class Registry {
  public:
   /// PRAGMA user_version of the newest schema; older files are migrated on open, newer refused.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
   /// PRAGMA application_id: "SRC2" (0x53524332).
   static constexpr std::int32_t kApplicationId = 0x53524332;
   static constexpr std::size_t kMaxListLimit = 1000;
@@ -182,10 +215,24 @@ class Registry {
   /// After a (re)transmission: attempts + 1, the next attempt's time.
   void outbox_attempted(std::int64_t row, std::uint64_t next_attempt_ms);
   /// The device's pending command with `token` becomes answered; nullopt if there is none (a late
-  /// or unknown answer: nothing is written).
+  /// or unknown answer: nothing is written). outbox_record_answer() without a sequence or data.
   std::optional<OutboxEntry> outbox_answer(std::uint64_t device, crypto::ByteView token,
                                            std::uint8_t status, std::string_view detail,
                                            std::uint64_t now_ms);
+  /// In one transaction: refuses a duplicate (a.sequence already stored for the device: nothing
+  /// written), stores a.data, and marks the device's pending command with a.token answered with
+  /// the status, detail and sequence; its follow-up becomes due (follow_up_triggered) or skipped.
+  AnswerOutcome outbox_record_answer(const Answer& a);
+  /// Answered commands whose follow-up is due (not yet taken), oldest first.
+  std::vector<OutboxEntry> outbox_follow_ups_due(std::size_t limit);
+  /// Takes the due follow-up of `row` by adding `c` (the Update Activate) as a pending command, in
+  /// the transaction that marks the follow-up done; false (nothing written) if it is not due. The
+  /// command takes the place its answered command freed: the count bounds are not applied.
+  bool outbox_follow_up_send(std::int64_t row, const NewCommand& c);
+  /// Takes the due follow-up (resign, rehome) of `row`: in one transaction the device, if joined,
+  /// becomes resigned (event by `actor`), its pending commands are cancelled and the follow-up is
+  /// done; false (nothing written) if it is not due.
+  bool outbox_follow_up_resign(std::int64_t row, std::uint64_t now_ms, std::string_view actor);
   /// Pending commands whose expires_ms <= now become expired; how many.
   std::size_t outbox_expire(std::uint64_t now_ms);
   /// A pending command becomes cancelled; false if it was not pending.
@@ -228,6 +275,9 @@ class Registry {
              std::string_view action, std::string_view detail);
   Device require_device(std::uint64_t id);
   void prune_finished(std::uint64_t device);
+  void insert_data(std::uint64_t device, std::uint64_t received_ms, std::string_view data_id,
+                   std::string_view value_json);
+  void insert_command(const NewCommand& c);
 
   RegistryLimits limits_;
   std::filesystem::path path_;

@@ -33,7 +33,7 @@ inline constexpr const char* kDeviceColumns =
     "last_seen_ms, cert_serial, cert_not_after_ms";
 inline constexpr const char* kOutboxColumns =
     "row, device, token, type, envelope, created_ms, expires_ms, attempts, next_ms, state, status, "
-    "detail, finished_ms";
+    "detail, finished_ms, answer_seq, follow_up, follow_up_state, follow_up_arg";
 
 Device read_device(sql::Statement::Run& run, const std::string& db_name);
 Monitor read_monitor(sql::Statement::Run& run, const std::string& db_name);

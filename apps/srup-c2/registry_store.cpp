@@ -50,6 +50,13 @@ OutboxEntry read_outbox(sql::Statement::Run& run, const std::string& db_name) {
     e.detail = run.column_text(11);
   }
   if (!run.column_null(12)) e.finished_ms = run.column_u64(12);
+  if (!run.column_null(13)) e.answer_seq = run.column_u64(13);
+  if (!run.column_null(14)) {
+    e.follow_up = parse_follow_up(run.column_text(14));
+    e.follow_up_state = parse_follow_up_state(run.column_text(15));
+    if (!e.follow_up || !e.follow_up_state) throw RegistryError(where + ": unknown follow-up");
+  }
+  e.follow_up_arg = run.column_u64(16);
   return e;
 }
 
@@ -94,15 +101,23 @@ std::int64_t Registry::outbox_add(const NewCommand& c) {
       throw std::invalid_argument("the token is already used by a pending command to " + device_username(c.device));
     }
   }
-  sql::Statement::Run run(sql_->st(
-      "INSERT INTO outbox (device, token, type, envelope, created_ms, expires_ms, attempts, next_ms, state) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, 'pending')"));
-  run.bind_u64(1, c.device).bind(2, c.token).bind(3, c.type).bind(4, c.envelope)
-      .bind_u64(5, c.created_ms).bind_u64(6, c.expires_ms).bind_u64(7, c.next_attempt_ms);
-  run.done();
+  insert_command(c);
   const std::int64_t row = sqlite3_last_insert_rowid(sql_->db.handle());
   tx.commit();
   return row;
+}
+
+// Inside the caller's transaction, after the bounds were checked.
+void Registry::insert_command(const NewCommand& c) {
+  sql::Statement::Run run(sql_->st(
+      "INSERT INTO outbox (device, token, type, envelope, created_ms, expires_ms, attempts, next_ms, state, "
+      "follow_up, follow_up_state, follow_up_arg) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, 'pending', ?8, CASE WHEN ?8 IS NULL THEN NULL ELSE 'waiting' END, ?9)"));
+  run.bind_u64(1, c.device).bind(2, c.token).bind(3, c.type).bind(4, c.envelope)
+      .bind_u64(5, c.created_ms).bind_u64(6, c.expires_ms).bind_u64(7, c.next_attempt_ms);
+  if (c.follow_up) run.bind_text(8, to_string(*c.follow_up)); else run.bind_null(8);
+  run.bind_u64(9, c.follow_up_arg);
+  run.done();
 }
 
 std::size_t Registry::outbox_pending(std::optional<std::uint64_t> device) {
@@ -174,27 +189,122 @@ std::optional<OutboxEntry> Registry::outbox_oldest_pending(std::uint64_t device)
 std::optional<OutboxEntry> Registry::outbox_answer(std::uint64_t device, crypto::ByteView token,
                                                    std::uint8_t status, std::string_view detail,
                                                    std::uint64_t now_ms) {
-  if (token.size() > kMaxTokenLength) return std::nullopt;  // no command has such a token
-  // A peer's detail text: cut to the bound rather than losing the answer.
-  const std::string_view kept = detail.substr(0, std::min(detail.size(), kMaxDetailLength));
-  sql::Transaction tx(sql_->db);
-  std::int64_t row = 0;
-  {
-    sql::Statement::Run run(sql_->st(
-        "SELECT row FROM outbox WHERE device = ?1 AND token = ?2 AND state = 'pending'"));
-    run.bind_u64(1, device).bind(2, token);
-    if (!run.step()) return std::nullopt;
-    row = run.column_int(0);
+  Answer a;
+  a.device = device;
+  a.token.assign(token.begin(), token.end());
+  a.status = status;
+  a.detail = std::string(detail);
+  a.received_ms = now_ms;
+  return outbox_record_answer(a).entry;
+}
+
+AnswerOutcome Registry::outbox_record_answer(const Answer& a) {
+  if (a.data) {
+    check_length(a.data->first.size(), kMaxDataIdLength, "data ID");
+    check_length(a.data->second.size(), kMaxValueLength, "data value");
   }
+  // A peer's detail text: cut to the bound rather than losing the answer.
+  const std::string_view kept = std::string_view(a.detail).substr(0, std::min(a.detail.size(), kMaxDetailLength));
+  sql::Transaction tx(sql_->db);
+  if (a.sequence) {
+    // The same envelope again (a broker's redelivery, or the device's journal answering a
+    // retransmission sent before the first copy was recorded): the answer stands as stored.
+    sql::Statement::Run run(sql_->st("SELECT 1 FROM outbox WHERE device = ?1 AND answer_seq = ?2"));
+    run.bind_u64(1, a.device).bind_u64(2, *a.sequence);
+    if (run.step()) return {AnswerMatch::duplicate, std::nullopt};
+  }
+  if (a.data) {
+    require_device(a.device);
+    insert_data(a.device, a.received_ms, a.data->first, a.data->second);
+  }
+  std::int64_t row = 0;
+  std::optional<FollowUp> follow_up;
+  if (a.token.size() <= kMaxTokenLength) {  // no command has a longer token
+    sql::Statement::Run run(sql_->st(
+        "SELECT row, follow_up FROM outbox WHERE device = ?1 AND token = ?2 AND state = 'pending'"));
+    run.bind_u64(1, a.device).bind(2, a.token);
+    if (run.step()) {
+      row = run.column_int(0);
+      if (!run.column_null(1)) follow_up = parse_follow_up(run.column_text(1));
+    }
+  }
+  if (row == 0) {
+    tx.commit();  // the Data value, if any
+    return {AnswerMatch::unmatched, std::nullopt};
+  }
+  const char* follow_up_state =
+      follow_up ? (follow_up_triggered(*follow_up, a.status) ? "due" : "skipped") : nullptr;
   {
     sql::Statement::Run run(sql_->st(
-        "UPDATE outbox SET state = 'answered', status = ?2, detail = ?3, finished_ms = ?4 WHERE row = ?1"));
-    run.bind(1, row).bind(2, status).bind_text(3, kept).bind_u64(4, now_ms);
+        "UPDATE outbox SET state = 'answered', status = ?2, detail = ?3, finished_ms = ?4, answer_seq = ?5, "
+        "follow_up_state = ?6 WHERE row = ?1"));
+    run.bind(1, row).bind(2, a.status).bind_text(3, kept).bind_u64(4, a.received_ms);
+    if (a.sequence) run.bind_u64(5, *a.sequence); else run.bind_null(5);
+    if (follow_up_state) run.bind_text(6, follow_up_state); else run.bind_null(6);
     run.done();
   }
-  prune_finished(device);
+  prune_finished(a.device);
   tx.commit();
-  return outbox_entry(row);
+  return {AnswerMatch::answered, outbox_entry(row)};
+}
+
+std::vector<OutboxEntry> Registry::outbox_follow_ups_due(std::size_t limit) {
+  check_list_limit(limit);
+  static const std::string q = outbox_select("WHERE follow_up_state = 'due' ORDER BY row LIMIT ?1");
+  sql::Statement::Run run(sql_->st(q.c_str()));
+  run.bind(1, static_cast<std::int64_t>(limit));
+  std::vector<OutboxEntry> out;
+  while (run.step()) out.push_back(registry_rows::read_outbox(run, sql_->db.name()));
+  return out;
+}
+
+bool Registry::outbox_follow_up_send(std::int64_t row, const NewCommand& c) {
+  check_length(c.token.size(), kMaxTokenLength, "command token");
+  check_length(c.envelope.size(), kMaxEnvelopeBytes, "command envelope");
+  if (c.envelope.empty()) throw std::invalid_argument("command envelope: empty");
+  sql::Transaction tx(sql_->db);
+  const auto e = outbox_entry(row);
+  if (!e || e->follow_up_state != FollowUpState::due) return false;
+  if (c.device != e->device) throw std::invalid_argument("a follow-up command goes to its command's device");
+  insert_command(c);  // the unique index on pending (device, token) refuses a second pending row
+  {
+    sql::Statement::Run run(sql_->st("UPDATE outbox SET follow_up_state = 'done' WHERE row = ?1"));
+    run.bind(1, row);
+    run.done();
+  }
+  tx.commit();
+  return true;
+}
+
+bool Registry::outbox_follow_up_resign(std::int64_t row, std::uint64_t now_ms, std::string_view actor) {
+  check_length(actor.size(), kMaxActorLength, "actor");
+  sql::Transaction tx(sql_->db);
+  const auto e = outbox_entry(row);
+  if (!e || e->follow_up_state != FollowUpState::due) return false;
+  int resigned = 0;
+  {
+    sql::Statement::Run run(sql_->st("UPDATE devices SET state = 'resigned' WHERE id = ?1 AND state = 'joined'"));
+    run.bind_u64(1, e->device);
+    resigned = run.done();
+  }
+  if (resigned > 0) event(now_ms, actor, device_username(e->device), "state resigned", "from joined");
+  {
+    // It obeys this C2 no more: what was still pending for it is cancelled, not retried.
+    sql::Statement::Run run(sql_->st(
+        "UPDATE outbox SET state = 'cancelled', finished_ms = ?2, follow_up_state = "
+        "CASE WHEN follow_up_state = 'waiting' THEN 'skipped' ELSE follow_up_state END "
+        "WHERE device = ?1 AND state = 'pending'"));
+    run.bind_u64(1, e->device).bind_u64(2, now_ms);
+    run.done();
+  }
+  {
+    sql::Statement::Run run(sql_->st("UPDATE outbox SET follow_up_state = 'done' WHERE row = ?1"));
+    run.bind(1, row);
+    run.done();
+  }
+  prune_finished(e->device);
+  tx.commit();
+  return true;
 }
 
 std::size_t Registry::outbox_expire(std::uint64_t now_ms) {
@@ -209,7 +319,9 @@ std::size_t Registry::outbox_expire(std::uint64_t now_ms) {
   int changed = 0;
   {
     sql::Statement::Run run(sql_->st(
-        "UPDATE outbox SET state = 'expired', finished_ms = ?1 WHERE state = 'pending' AND expires_ms <= ?1"));
+        "UPDATE outbox SET state = 'expired', finished_ms = ?1, follow_up_state = "
+        "CASE WHEN follow_up_state = 'waiting' THEN 'skipped' ELSE follow_up_state END "
+        "WHERE state = 'pending' AND expires_ms <= ?1"));
     run.bind_u64(1, now_ms);
     changed = run.done();
   }
@@ -224,7 +336,9 @@ bool Registry::outbox_cancel(std::int64_t row, std::uint64_t now_ms) {
   if (!e || e->state != OutboxState::pending) return false;
   {
     sql::Statement::Run run(sql_->st(
-        "UPDATE outbox SET state = 'cancelled', finished_ms = ?2 WHERE row = ?1 AND state = 'pending'"));
+        "UPDATE outbox SET state = 'cancelled', finished_ms = ?2, follow_up_state = "
+        "CASE WHEN follow_up_state = 'waiting' THEN 'skipped' ELSE follow_up_state END "
+        "WHERE row = ?1 AND state = 'pending'"));
     run.bind(1, row).bind_u64(2, now_ms);
     run.done();
   }
@@ -233,10 +347,11 @@ bool Registry::outbox_cancel(std::int64_t row, std::uint64_t now_ms) {
   return true;
 }
 
-// Finished rows (answered, expired, cancelled) beyond outbox_finished_per_device go, oldest first.
+// Finished rows (answered, expired, cancelled) beyond outbox_finished_per_device go, oldest first;
+// a row whose follow-up is still due stays until the step is taken.
 void Registry::prune_finished(std::uint64_t device) {
   sql::Statement::Run run(sql_->st(
-      "DELETE FROM outbox WHERE device = ?1 AND state != 'pending' AND row NOT IN "
+      "DELETE FROM outbox WHERE device = ?1 AND state != 'pending' AND follow_up_state IS NOT 'due' AND row NOT IN "
       "(SELECT row FROM outbox WHERE device = ?1 AND state != 'pending' ORDER BY row DESC LIMIT ?2)"));
   run.bind_u64(1, device).bind(2, static_cast<std::int64_t>(limits_.outbox_finished_per_device));
   run.done();
@@ -250,6 +365,13 @@ void Registry::add_data(std::uint64_t device, std::uint64_t received_ms, std::st
   check_length(value_json.size(), kMaxValueLength, "data value");
   sql::Transaction tx(sql_->db);
   require_device(device);
+  insert_data(device, received_ms, data_id, value_json);
+  tx.commit();
+}
+
+// Inside the caller's transaction; the device's oldest values go beyond data_per_device.
+void Registry::insert_data(std::uint64_t device, std::uint64_t received_ms, std::string_view data_id,
+                           std::string_view value_json) {
   {
     sql::Statement::Run run(sql_->st(
         "INSERT INTO data (device, received_ms, data_id, value) VALUES (?1, ?2, ?3, ?4)"));
@@ -263,7 +385,6 @@ void Registry::add_data(std::uint64_t device, std::uint64_t received_ms, std::st
     run.bind_u64(1, device).bind(2, static_cast<std::int64_t>(limits_.data_per_device));
     run.done();
   }
-  tx.commit();
 }
 
 std::vector<DataRecord> Registry::data(std::uint64_t device, std::size_t limit) {
@@ -360,7 +481,7 @@ PruneCounts Registry::prune(std::uint64_t now_ms) {
                     static_cast<std::int64_t>(limits_.telemetry_per_device));
   n.outbox = exec("DELETE FROM outbox WHERE row IN (SELECT row FROM (SELECT row, row_number() OVER "
                   "(PARTITION BY device ORDER BY row DESC) AS k FROM outbox WHERE state != 'pending') "
-                  "WHERE k > ?1)",
+                  "WHERE k > ?1) AND follow_up_state IS NOT 'due'",
                   static_cast<std::int64_t>(limits_.outbox_finished_per_device));
   n.events = exec("DELETE FROM events WHERE row <= (SELECT max(row) FROM events) - ?1",
                   static_cast<std::int64_t>(limits_.events_max));

@@ -123,6 +123,21 @@ Bytes Endpoint::answer_envelope(const Header& command, MessageType type, const B
 }
 
 Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_view reply_topic) {
+  return receive_impl(wire, topic, reply_topic, true);
+}
+
+Inbound Endpoint::receive_unrecorded(ByteView wire, std::string_view topic, std::string_view reply_topic) {
+  return receive_impl(wire, topic, reply_topic, false);
+}
+
+void Endpoint::record(const Header& message) {
+  if (!store_.accept({message.sender, message.recipient}, message.sequence)) {
+    throw Refused(Refusal::replay, "sequence already seen");
+  }
+}
+
+Inbound Endpoint::receive_impl(ByteView wire, std::string_view topic, std::string_view reply_topic,
+                               bool record_now) {
   Opened opened = open_protected(wire, topic, now(), self_, [this](std::uint64_t id) {
     return prepared_peer(id);
   });  // steps 1-9
@@ -138,9 +153,15 @@ Inbound Endpoint::receive(ByteView wire, std::string_view topic, std::string_vie
   }
   const StreamKey stream{h.sender, h.recipient};
   if (!is_command(h.type, !options_.is_c2)) {
-    if (!store_.accept(stream, h.sequence)) throw Refused(Refusal::replay, "sequence already seen");  // 10
+    const bool fresh = record_now ? store_.accept(stream, h.sequence) : store_.would_accept(stream, h.sequence);
+    if (!fresh) throw Refused(Refusal::replay, "sequence already seen");  // 10
     in.kind = Inbound::Kind::message;
-    in.body = decode_body(h.type, h.suite, opened.body);  // 11: Refused{bad_request}
+    try {
+      in.body = decode_body(h.type, h.suite, opened.body);  // 11: Refused{bad_request}
+    } catch (const Refused&) {
+      if (!record_now) store_.accept(stream, h.sequence);  // its number is spent, as in receive()
+      throw;
+    }
     return in;
   }
   const StateStore::Admission admission = store_.admit_command(stream, h.sequence, h.token, h.type);

@@ -385,13 +385,13 @@ TEST_F(SrupC2Registry, ForeignNewerLockedAndDamagedFilesAreRefused) {
     EXPECT_THROW(r.list_devices({}), RegistryError);
   }
   ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 2", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version = 3", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(raw);
   try {
     Registry r(db());
     ADD_FAILURE();
   } catch (const RegistryError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 2 is newer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 3 is newer"), std::string::npos) << e.what();
   }
   const fs::path other = tmp_.path() / "other.db";
   ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);

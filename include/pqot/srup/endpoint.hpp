@@ -95,6 +95,17 @@ class Endpoint {
   /// taken: the same bytes again are a replay). Modes 2 and 3 are refused (MALFORMED): sessions and
   /// telemetry groups have their own objects (session.hpp, telemetry.hpp).
   Inbound receive(ByteView wire, std::string_view topic, std::string_view reply_topic);
+  /// As receive(), but a message that is not a command (Kind::message) is only checked against its
+  /// replay window, not recorded in it: the caller first stores durably what the message means
+  /// (the C2 an answer in its outbox), then calls record(). A crash in between leaves the number
+  /// free, so the same envelope again (the peer's journal answering a retransmission) is accepted
+  /// once more, and the caller must take a second copy as harmless. A body that does not decode
+  /// (step 11) is recorded before Refused is thrown, as by receive().
+  Inbound receive_unrecorded(ByteView wire, std::string_view topic, std::string_view reply_topic);
+  /// Records the number of a message receive_unrecorded() returned in its replay window (committed
+  /// before it returns). Throws Refused{replay} when the window took the number meanwhile, and
+  /// StateError when it cannot be written.
+  void record(const Header& message);
 
   /// The Response to a command received as Kind::execute: sealed to its sender, carrying its
   /// token, on `topic`, valid at least as long as the command (section 7.3); stored in the journal before it is returned (a retry gets the same bytes).
@@ -110,6 +121,7 @@ class Endpoint {
 
  private:
   std::uint64_t now() const;
+  Inbound receive_impl(ByteView wire, std::string_view topic, std::string_view reply_topic, bool record_now);
   // make() with a lifetime reaching at least `valid_until_ms` (0: the configured lifetime).
   Bytes make_until(std::uint64_t peer, MessageType type, const Body& body, std::string_view topic,
                    ByteView token, std::uint64_t valid_until_ms);
