@@ -223,6 +223,7 @@ void Daemon::housekeeping() {
       ++counters_.telemetry_dropped;
       drop_provisional(r.sender, r.sequence);
     }
+    expire_provisional(now_ms());
   } catch (const std::exception& e) {
     spdlog::error("housekeeping: {}", e.what());
   }

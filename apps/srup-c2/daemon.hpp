@@ -90,6 +90,8 @@ class Daemon {
   void on_checkpoint(const srup::CheckpointReport& report);
   void drop_provisional(std::uint64_t device, std::uint64_t sequence);
   void hold_provisional(std::uint64_t device, ProvisionalReading reading);
+  void expire_provisional(std::uint64_t now);
+  void forget_provisional(std::uint64_t device);
 
   // --- joins (daemon_join.cpp) ---
   void on_join_request(const Device& d, const srup::Inbound& in);

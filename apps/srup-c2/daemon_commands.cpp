@@ -287,6 +287,7 @@ void Daemon::on_device_leaves(const Device& d, const srup::Inbound& in) {
       registry_->outbox_cancel(e.row, now_ms());
     }
     telemetry_peers_.erase(d.id);  // its keys stay with the endpoint: a retried request is answered again
+    forget_provisional(d.id);
     spdlog::info("device {} resigned", srup::id_text(d.id));
     return;
   }

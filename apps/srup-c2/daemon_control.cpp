@@ -341,6 +341,7 @@ void Daemon::deregister(std::uint64_t device, const std::string& actor, ControlS
         spdlog::error("deregistering {}: {}", srup::id_text(device), e.what());
       }
       telemetry_peers_.erase(device);
+      forget_provisional(device);
       endpoint_->remove(device);
       joins_.erase(device);
       if (!error.empty()) spdlog::error("deregistering {} at the broker: {}", srup::id_text(device), error);

@@ -9,6 +9,7 @@
 
 #include "daemon.hpp"
 #include "pqot/srup/body.hpp"
+#include "pqot/srup/telemetry.hpp"
 
 namespace pqot::srup_c2 {
 
@@ -44,6 +45,11 @@ struct Daemon::JoinInProgress {
 };
 
 /// A telemetry reading opened but not yet confirmed by a Checkpoint.
+/// How long a provisional reading waits for its Checkpoint: twice the longest checkpoint interval
+/// a device may choose (docs/srup-pq.md 5.2), plus the key grace.
+inline constexpr std::uint64_t kProvisionalMaxAgeMs =
+    2 * std::uint64_t{srup::kMaxCheckpointSeconds} * 1000 + srup::kTelemetryGraceMs;
+
 struct Daemon::ProvisionalReading {
   std::uint32_t epoch = 0;
   std::uint64_t sequence = 0;

@@ -43,10 +43,12 @@ std::string Daemon::metrics_page() {
   w.family("srup_c2_telemetry_unconfirmed_total", "Readings dropped without a Checkpoint.", MetricType::counter);
   w.sample("srup_c2_telemetry_unconfirmed_total", {}, counters_.telemetry_dropped);
   w.family("srup_c2_telemetry_provisional_drops_total",
-           "Provisional readings given up (a device's oldest, over its share: device_readings, device_bytes) or not "
-           "held (over the total: total_readings, total_bytes).",
+           "Provisional readings given up: a device's oldest over its share (device_readings, device_bytes), the "
+           "largest holder's oldest over the total (total_readings, total_bytes), older than their Checkpoint could "
+           "be (expired), or of a device that left (device_left).",
            MetricType::counter);
-  for (const char* reason : {"device_readings", "device_bytes", "total_readings", "total_bytes"}) {
+  for (const char* reason :
+       {"device_readings", "device_bytes", "total_readings", "total_bytes", "expired", "device_left"}) {
     const auto it = counters_.provisional_drops.find(reason);
     w.sample("srup_c2_telemetry_provisional_drops_total", {{"reason", reason}},
              it == counters_.provisional_drops.end() ? 0 : it->second);

@@ -159,9 +159,10 @@ const char* provisional_reason(common::ShareBudget::Verdict v) {
 
 // Bounded per device and in all ([telemetry] provisional_max*, docs/srup-c2.md "Telemetry"): a
 // device over its share gives up its own oldest readings (a flood of its own, or readings whose
-// Checkpoint was lost), so it never keeps another device's readings out; with every device
-// within its share and the total reached, the new reading is not held. Each reading given up or
-// not held is counted by the bound that decided.
+// Checkpoint was lost), so it never keeps another device's readings out; with the total reached,
+// the device holding the most bytes gives up its oldest reading (devices that fill their shares
+// and never send a Checkpoint cannot starve the rest of the fleet). Each reading given up is
+// counted by the bound that decided.
 void Daemon::hold_provisional(std::uint64_t device, ProvisionalReading reading) {
   using V = common::ShareBudget::Verdict;
   const std::size_t bytes = reading.json.size();
@@ -169,13 +170,50 @@ void Daemon::hold_provisional(std::uint64_t device, ProvisionalReading reading) 
     const V v = provisional_budget_.admit(device, bytes);
     if (v == V::admitted) break;
     ++counters_.provisional_drops[provisional_reason(v)];
-    const auto it = provisional_.find(device);
-    if ((v != V::key_items && v != V::key_bytes) || it == provisional_.end()) return;  // not held
-    provisional_budget_.release(device, it->second.front().json.size());
+    auto it = provisional_.end();
+    if (v == V::key_items || v == V::key_bytes) {
+      it = provisional_.find(device);
+    } else {
+      std::size_t most = 0;
+      for (auto h = provisional_.begin(); h != provisional_.end(); ++h) {
+        const std::size_t held = provisional_budget_.of(h->first).bytes;
+        if (it == provisional_.end() || held > most) {
+          it = h;
+          most = held;
+        }
+      }
+    }
+    if (it == provisional_.end()) return;  // nothing to give up: not held
+    provisional_budget_.release(it->first, it->second.front().json.size());
     it->second.pop_front();
     if (it->second.empty()) provisional_.erase(it);
   }
   provisional_[device].push_back(std::move(reading));
+}
+
+// A reading waits for its Checkpoint at most kProvisionalMaxAgeMs (twice the longest checkpoint
+// interval a device may choose, plus the key grace): older ones are given up and counted
+// ("expired"), so readings whose Checkpoint never comes do not hold their share for ever.
+void Daemon::expire_provisional(std::uint64_t now) {
+  for (auto it = provisional_.begin(); it != provisional_.end();) {
+    auto& list = it->second;
+    while (!list.empty() && now - list.front().received_ms > kProvisionalMaxAgeMs) {
+      provisional_budget_.release(it->first, list.front().json.size());
+      ++counters_.provisional_drops["expired"];
+      list.pop_front();
+    }
+    it = list.empty() ? provisional_.erase(it) : std::next(it);
+  }
+}
+
+// A device that leaves (resigned or deregistered) sends no Checkpoint the C2 would accept: what it
+// still held is given up at once.
+void Daemon::forget_provisional(std::uint64_t device) {
+  const auto it = provisional_.find(device);
+  if (it == provisional_.end()) return;
+  for (const ProvisionalReading& r : it->second) provisional_budget_.release(device, r.json.size());
+  counters_.provisional_drops["device_left"] += it->second.size();
+  provisional_.erase(it);
 }
 
 }  // namespace pqot::srup_c2

@@ -82,15 +82,19 @@ void flood_publish(MqttPeer& peer, const std::string& topic, const crypto::Bytes
 // docs/srup-c2.md, "What a hostile peer can make it hold": device B (registered, joined, run by
 // hostile software: the test) sends telemetry without Checkpoints and floods its own from-device
 // topic with maximum-sized envelopes, while device A's command is answered and its telemetry
-// stored. B's excess is dropped and counted by reason; what B held never passed its share.
+// stored. B's excess is dropped and counted by reason; what B held never passed its share. The
+// total of provisional readings is set just above B's share, so A's readings fit only because the
+// largest holder (B) gives up its oldest; when B is deregistered, what it still held goes.
 TEST(SrupFlood, AJoinedDeviceFloodingTheC2HoldsOnlyItsShareWhileAnotherDeviceIsServed) {
   constexpr std::uint64_t kGood = 0xa1;
   constexpr std::uint64_t kBad = 0xbd;
   constexpr int kReadingsShare = 200;
+  constexpr int kReadingsTotal = 230;  // A's pending range (up to 64) does not fit beside B's 200
   constexpr int kQueueDeviceBytes = 262'144;  // four envelopes of the maximum size
   constexpr int kQueueBytes = 1'048'576;
   const int c2_metrics = broker_free_port();
-  SrupSystem sys("[telemetry]\nprovisional_max_per_device = " + std::to_string(kReadingsShare) +
+  SrupSystem sys("[telemetry]\nprovisional_max = " + std::to_string(kReadingsTotal) +
+                 "\nprovisional_max_per_device = " + std::to_string(kReadingsShare) +
                  "\nprovisional_max_bytes_per_device = 1048576\n"
                  "[queue]\nmax_bytes = " + std::to_string(kQueueBytes) + "\nmax_messages_per_device = 64\n"
                  "max_bytes_per_device = " + std::to_string(kQueueDeviceBytes) + "\n" +
@@ -204,6 +208,17 @@ TEST(SrupFlood, AJoinedDeviceFloodingTheC2HoldsOnlyItsShareWhileAnotherDeviceIsS
   EXPECT_NE(log.find("from " + srup::id_text(kBad) + ": over its share of the queue"), std::string::npos) << log;
   EXPECT_EQ(log.find("from " + srup::id_text(kGood) + ": over its share"), std::string::npos) << log;
   EXPECT_EQ(sys.device_state(kGood), "joined");
+  // A's readings were held because B, the largest holder, gave up its oldest at the total.
+  EXPECT_GE(c2_metric("srup_c2_telemetry_provisional_drops_total{reason=\"total_readings\"}"), 1)
+      << http_get(c2_metrics, "/metrics");
+
+  // B deregistered: whatever it still held is given up at once.
+  const CliResult dereg = sys.c2_cli({"deregister", srup::id_text(kBad)});
+  EXPECT_EQ(dereg.exit_code, 0) << dereg.out << dereg.err;
+  EXPECT_TRUE(eventually([&] {
+    return c2_metric("srup_c2_telemetry_provisional_drops_total{reason=\"device_left\"}") >= 1;
+  })) << http_get(c2_metrics, "/metrics");
+  EXPECT_LE(c2_metric("srup_c2_telemetry_provisional_readings"), 128);  // A's pending ranges at most
 }
 
 // docs/srup-device.md, "What a hostile peer can make it hold": at most 1,000 messages wait for the
