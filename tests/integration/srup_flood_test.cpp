@@ -12,6 +12,7 @@
 #include "../support/scrape.hpp"
 #include "../support/srup_system.hpp"
 #include "pqot/crypto/random.hpp"
+#include "pqot/mqtt/broker_runner.hpp"
 #include "pqot/srup/body.hpp"
 #include "pqot/srup/endpoint.hpp"
 #include "pqot/srup/state.hpp"
@@ -92,7 +93,7 @@ TEST(SrupFlood, AJoinedDeviceFloodingTheC2HoldsOnlyItsShareWhileAnotherDeviceIsS
   constexpr int kReadingsTotal = 230;  // A's pending range (up to 64) does not fit beside B's 200
   constexpr int kQueueDeviceBytes = 262'144;  // four envelopes of the maximum size
   constexpr int kQueueBytes = 1'048'576;
-  const int c2_metrics = broker_free_port();
+  const int c2_metrics = static_cast<int>(mqtt::free_loopback_port());
   SrupSystem sys("[telemetry]\nprovisional_max = " + std::to_string(kReadingsTotal) +
                  "\nprovisional_max_per_device = " + std::to_string(kReadingsShare) +
                  "\nprovisional_max_bytes_per_device = 1048576\n"
@@ -242,7 +243,7 @@ TEST(SrupFlood, ADeviceFloodedPastItsThousandWaitingMessagesDropsThemAndStillObe
   bridge.start();
   ASSERT_TRUE(bridge.wait_connects()) << bridge.last_failure();
 
-  const int metrics_port = broker_free_port();
+  const int metrics_port = static_cast<int>(mqtt::free_loopback_port());
   const fs::path config = sys.make_device(0xa1, "simple", flood_metrics_config(metrics_port));
   ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
   ASSERT_TRUE(eventually([&] { return sys.device_state(0xa1) == "joined"; }, kPatience * 3)) << device.out();
