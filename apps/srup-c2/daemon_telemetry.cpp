@@ -160,8 +160,8 @@ const char* provisional_reason(common::ShareBudget::Verdict v) {
 // Bounded per device and in all ([telemetry] provisional_max*, docs/srup-c2.md "Telemetry"): a
 // device over its share gives up its own oldest readings (a flood of its own, or readings whose
 // Checkpoint was lost), so it never keeps another device's readings out; with the total reached,
-// the device holding the most bytes gives up its oldest reading (devices that fill their shares
-// and never send a Checkpoint cannot starve the rest of the fleet). Each reading given up is
+// the device holding the most (readings or bytes, whichever total was reached) gives up its oldest
+// reading (devices that fill their shares and never send a Checkpoint cannot starve the fleet). Each reading given up is
 // counted by the bound that decided.
 void Daemon::hold_provisional(std::uint64_t device, ProvisionalReading reading) {
   using V = common::ShareBudget::Verdict;
@@ -174,9 +174,11 @@ void Daemon::hold_provisional(std::uint64_t device, ProvisionalReading reading) 
     if (v == V::key_items || v == V::key_bytes) {
       it = provisional_.find(device);
     } else {
+      // The largest holder in the dimension that overflowed (readings or bytes).
       std::size_t most = 0;
       for (auto h = provisional_.begin(); h != provisional_.end(); ++h) {
-        const std::size_t held = provisional_budget_.of(h->first).bytes;
+        const common::ShareBudget::Usage u = provisional_budget_.of(h->first);
+        const std::size_t held = v == V::total_items ? u.items : u.bytes;
         if (it == provisional_.end() || held > most) {
           it = h;
           most = held;

@@ -76,7 +76,9 @@ TEST(SrupC2Recovery, AnswersAndTheirStepsSurviveACrashBetweenTheTwoDatabases) {
   write_text(work / "fw.bin", firmware);
   const std::string digest = crypto::to_hex(crypto::sha256(crypto::as_bytes(firmware)));
   const std::string dev = srup::id_text(0xa9);
-  const fs::path config = sys.make_device(0xa9, "simple", "[update]\napply_program = \"" + apply.string() + "\"\n");
+  // file:// updates need a root the device may read under (docs/srup-device.md, "Updates").
+  const fs::path config = sys.make_device(0xa9, "simple", "[update]\napply_program = \"" + apply.string() +
+                                                              "\"\nallowed_file_root = \"" + work.string() + "\"\n");
   ChildProcess device(bin("srup-device"), {"--config", config.string()}, false);
   ASSERT_TRUE(eventually([&] { return sys.device_state(0xa9) == "joined"; })) << device.out();
 
