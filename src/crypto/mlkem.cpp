@@ -245,14 +245,7 @@ void MlKem::check_public_key(ByteView public_key) const {
   }
 }
 
-KemEncapsulation MlKem::encapsulate(ByteView public_key, ByteView seed) const {
-  check_public_key(public_key);
-  require_size(seed, kSymBytes, "m", name());
-  return encaps_internal(public_key, seed);
-}
-
-SecretBytes MlKem::decapsulate(ByteView secret_key, ByteView ciphertext) const {
-  require_size(ciphertext, ciphertext_size(), "ciphertext", name());
+void MlKem::check_secret_key(ByteView secret_key) const {
   require_size(secret_key, secret_key_size(), "decapsulation key", name());
   const bool ok =
       dispatch(set_, [&]<int K>() { return Scheme<K>::dk_hash_matches(secret_key.data()); });
@@ -261,6 +254,17 @@ SecretBytes MlKem::decapsulate(ByteView secret_key, ByteView ciphertext) const {
                                             ": decapsulation key fails the hash check "
                                             "(H(ek) does not match)");
   }
+}
+
+KemEncapsulation MlKem::encapsulate(ByteView public_key, ByteView seed) const {
+  check_public_key(public_key);
+  require_size(seed, kSymBytes, "m", name());
+  return encaps_internal(public_key, seed);
+}
+
+SecretBytes MlKem::decapsulate(ByteView secret_key, ByteView ciphertext) const {
+  require_size(ciphertext, ciphertext_size(), "ciphertext", name());
+  check_secret_key(secret_key);
   return decaps_internal(secret_key, ciphertext);
 }
 
@@ -272,14 +276,7 @@ PreparedKemKeyPtr MlKem::prepare_public_key(ByteView public_key) const {
 }
 
 PreparedKemKeyPtr MlKem::prepare_secret_key(ByteView secret_key) const {
-  require_size(secret_key, secret_key_size(), "decapsulation key", name());
-  const bool ok =
-      dispatch(set_, [&]<int K>() { return Scheme<K>::dk_hash_matches(secret_key.data()); });
-  if (!ok) {
-    throw Error(ErrorCode::invalid_key, std::string(name()) +
-                                            ": decapsulation key fails the hash check "
-                                            "(H(ek) does not match)");
-  }
+  check_secret_key(secret_key);
   return dispatch(set_, [&]<int K>() -> PreparedKemKeyPtr {
     return std::make_shared<const PreparedDk<K>>(secret_key.data());
   });

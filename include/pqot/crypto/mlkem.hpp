@@ -27,6 +27,8 @@ class MlKem final : public Kem {
   /// Runs the type and hash checks of section 7.3 first, then Algorithm 18 with implicit rejection.
   SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const override;
   void check_public_key(ByteView public_key) const override;
+  /// Section 7.3's checks of a decapsulation key: its length and the hash check (H(ek) matches).
+  void check_secret_key(ByteView secret_key) const;
 
   /// Prepared keys: an encapsulation key holds t_hat, A^T and H(ek) (about 6 KB for ML-KEM-768);
   /// a decapsulation key also s_hat and z (wiped when freed).
