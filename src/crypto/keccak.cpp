@@ -3,21 +3,13 @@
 #include <bit>
 #include <cstring>
 
+#include "keccak_constants.hpp"
 #include "pqot/crypto/secure.hpp"
 #include "pqot/crypto/sha3.hpp"
 
 namespace pqot::crypto {
 
 namespace {
-
-constexpr std::uint64_t kRoundConstants[24] = {
-    0x0000000000000001ULL, 0x0000000000008082ULL, 0x800000000000808aULL, 0x8000000080008000ULL,
-    0x000000000000808bULL, 0x0000000080000001ULL, 0x8000000080008081ULL, 0x8000000000008009ULL,
-    0x000000000000008aULL, 0x0000000000000088ULL, 0x0000000080008009ULL, 0x000000008000000aULL,
-    0x000000008000808bULL, 0x800000000000008bULL, 0x8000000000008089ULL, 0x8000000000008003ULL,
-    0x8000000000008002ULL, 0x8000000000000080ULL, 0x000000000000800aULL, 0x800000008000000aULL,
-    0x8000000080008081ULL, 0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
-};
 
 inline std::uint64_t rol(std::uint64_t v, int n) noexcept { return std::rotl(v, n); }
 
@@ -76,7 +68,7 @@ void keccak_f1600(std::uint64_t s[25]) noexcept {
     b2 = rol(a12 ^ d2, 43);
     b3 = rol(a18 ^ d3, 21);
     b4 = rol(a24 ^ d4, 14);
-    e0 = b0 ^ (b1 | b2) ^ kRoundConstants[round];
+    e0 = b0 ^ (b1 | b2) ^ kKeccakRoundConstants[round];
     e1 = b1 ^ (~b2 | b3);
     e2 = b2 ^ (b3 & b4);
     e3 = b3 ^ (b4 | b0);
@@ -136,7 +128,7 @@ void keccak_f1600(std::uint64_t s[25]) noexcept {
     b2 = rol(e12 ^ d2, 43);
     b3 = rol(e18 ^ d3, 21);
     b4 = rol(e24 ^ d4, 14);
-    a0 = b0 ^ (b1 | b2) ^ kRoundConstants[round + 1];
+    a0 = b0 ^ (b1 | b2) ^ kKeccakRoundConstants[round + 1];
     a1 = b1 ^ (~b2 | b3);
     a2 = b2 ^ (b3 & b4);
     a3 = b3 ^ (b4 | b0);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "keccak_constants.hpp"
 #include "pqot/crypto/secure.hpp"
 #include "pqot/crypto/sha3.hpp"
 #include "simd.hpp"
@@ -35,15 +36,6 @@ namespace avx2 {
 namespace {
 
 #define PQOT_AVX2_INLINE __attribute__((target("avx2"), always_inline)) inline
-
-constexpr std::uint64_t kKeccakX4RoundConstants[24] = {
-    0x0000000000000001ULL, 0x0000000000008082ULL, 0x800000000000808aULL, 0x8000000080008000ULL,
-    0x000000000000808bULL, 0x0000000080000001ULL, 0x8000000080008081ULL, 0x8000000000008009ULL,
-    0x000000000000008aULL, 0x0000000000000088ULL, 0x0000000080008009ULL, 0x000000008000000aULL,
-    0x000000008000808bULL, 0x800000000000008bULL, 0x8000000000008089ULL, 0x8000000000008003ULL,
-    0x8000000000008002ULL, 0x8000000000000080ULL, 0x000000000000800aULL, 0x800000008000000aULL,
-    0x8000000080008081ULL, 0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL,
-};
 
 template <int N>
 PQOT_AVX2_INLINE __m256i rol(__m256i v) {
@@ -99,8 +91,8 @@ __attribute__((target("avx2"))) void keccak_f1600_x4(KeccakX4State& s) noexcept 
     a[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(s.lane[i]));
   }
   for (std::size_t round = 0; round < 24; round += 2) {
-    round_x4(e, a, kKeccakX4RoundConstants[round]);
-    round_x4(a, e, kKeccakX4RoundConstants[round + 1]);
+    round_x4(e, a, kKeccakRoundConstants[round]);
+    round_x4(a, e, kKeccakRoundConstants[round + 1]);
   }
   for (std::size_t i = 0; i < 25; ++i) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(s.lane[i]), a[i]);
