@@ -50,13 +50,24 @@ struct Scheme {
     std::memcpy(out.z, ek_pke + P::kEkBytes + kSymBytes, kSymBytes);
   }
 
+  // An encapsulation key decoded once (the prepared key of MlKem::prepare_public_key, and what
+  // encaps() builds from the bytes each time): the expanded key and H(ek).
+  struct Ek {
+    mlkem::ExpandedEk<K> key;
+    std::uint8_t h[kSymBytes];
+  };
+  static void decode_ek(Ek& out, const std::uint8_t* ek) noexcept {
+    mlkem::expand_ek<K>(out.key, ek);
+    const auto h = sha3_256({ek, P::kEkBytes});
+    std::memcpy(out.h, h.data(), kSymBytes);
+  }
+
   // Algorithm 17: (K, r) = G(m || H(ek)); c = K-PKE.Encrypt(ek, m, r).
   static void encaps(std::uint8_t* ct, std::uint8_t* ss, const std::uint8_t* ek,
                      const std::uint8_t* m) noexcept {
-    mlkem::ExpandedEk<K> expanded;
-    mlkem::expand_ek<K>(expanded, ek);
-    const auto h = sha3_256({ek, P::kEkBytes});
-    encaps_expanded(ct, ss, expanded, h.data(), m);
+    Ek decoded;
+    decode_ek(decoded, ek);
+    encaps_expanded(ct, ss, decoded.key, decoded.h, m);
   }
   static void encaps_expanded(std::uint8_t* ct, std::uint8_t* ss, const mlkem::ExpandedEk<K>& ek,
                               const std::uint8_t* h_ek, const std::uint8_t* m) noexcept {
@@ -151,13 +162,8 @@ decltype(auto) dispatch(MlKemParameterSet set, F&& f) {
 template <int K>
 class PreparedEk final : public PreparedKemKey {
  public:
-  explicit PreparedEk(const std::uint8_t* ek) {
-    mlkem::expand_ek<K>(key, ek);
-    const auto hash = sha3_256({ek, mlkem::Params<K>::kEkBytes});
-    std::memcpy(h, hash.data(), kSymBytes);
-  }
-  mlkem::ExpandedEk<K> key;
-  std::uint8_t h[kSymBytes];
+  explicit PreparedEk(const std::uint8_t* ek) { Scheme<K>::decode_ek(key, ek); }
+  typename Scheme<K>::Ek key;
 };
 
 template <int K>
@@ -289,7 +295,7 @@ KemEncapsulation MlKem::encapsulate_prepared(const PreparedKemKey& public_key, B
   out.shared_secret.resize(kSymBytes);
   dispatch(set_, [&]<int K>() {
     const auto& ek = prepared_kem_as<PreparedEk<K>>(public_key, name(), "an encapsulation");
-    Scheme<K>::encaps_expanded(out.ciphertext.data(), out.shared_secret.data(), ek.key, ek.h,
+    Scheme<K>::encaps_expanded(out.ciphertext.data(), out.shared_secret.data(), ek.key.key, ek.key.h,
                                seed.data());
   });
   return out;
