@@ -116,7 +116,8 @@ void gcm_seal(EVP_CIPHER_CTX* ctx, ByteView aad, ByteView plaintext, MutableByte
 
 // `ctx` holds key and IV for decryption. GCM releases plaintext before the tag is checked, so
 // `out` is wiped on every failure.
-void gcm_open(EVP_CIPHER_CTX* ctx, ByteView aad, ByteView sealed, MutableByteView out) {
+// False (and `out` wiped) if the tag does not verify.
+bool gcm_open(EVP_CIPHER_CTX* ctx, ByteView aad, ByteView sealed, MutableByteView out) {
   const ByteView ct = sealed.first(sealed.size() - kAesGcmTagSize);
   std::array<std::uint8_t, kAesGcmTagSize> tag{};
   std::copy(sealed.end() - kAesGcmTagSize, sealed.end(), tag.begin());
@@ -136,8 +137,8 @@ void gcm_open(EVP_CIPHER_CTX* ctx, ByteView aad, ByteView sealed, MutableByteVie
   if (!ok) {
     secure_wipe(out);
     ERR_clear_error();
-    throw Error(ErrorCode::auth_failed, "AES-GCM tag does not verify");
   }
+  return ok;
 }
 
 void check_message(std::size_t size) {
@@ -330,6 +331,10 @@ Bytes Aes256Gcm::open(const Nonce& nonce, ByteView aad, ByteView sealed) {
 }
 
 void Aes256Gcm::open_into(const Nonce& nonce, ByteView aad, ByteView sealed, MutableByteView out) {
+  if (!try_open_into(nonce, aad, sealed, out)) throw Error(ErrorCode::auth_failed, "AES-GCM tag does not verify");
+}
+
+bool Aes256Gcm::try_open_into(const Nonce& nonce, ByteView aad, ByteView sealed, MutableByteView out) {
   check_sealed(sealed);
   if (out.size() != sealed.size() - kAesGcmTagSize) {
     throw Error(ErrorCode::invalid_length, "AES-GCM plaintext buffer has the wrong size");
@@ -337,7 +342,7 @@ void Aes256Gcm::open_into(const Nonce& nonce, ByteView aad, ByteView sealed, Mut
   if (overlaps(sealed, out) || overlaps(aad, out)) {
     throw Error(ErrorCode::invalid_argument, "AES-GCM output overlaps an input");
   }
-  gcm_open(start(impl_ ? impl_->ctx.get() : nullptr, nonce, 0), aad, sealed, out);
+  return gcm_open(start(impl_ ? impl_->ctx.get() : nullptr, nonce, 0), aad, sealed, out);
 }
 
 // ---- NonceSequence -----------------------------------------------------------------------------
@@ -375,7 +380,7 @@ Bytes aes_gcm_decrypt(ByteView key, ByteView iv, ByteView aad, ByteView sealed) 
   if (iv.size() > kEvpMaxIv) return long_iv_decrypt(key, iv, aad, sealed);
   CipherCtx ctx = init_any(key, iv, 0);
   Bytes out(sealed.size() - kAesGcmTagSize);
-  gcm_open(ctx.get(), aad, sealed, out);
+  if (!gcm_open(ctx.get(), aad, sealed, out)) throw Error(ErrorCode::auth_failed, "AES-GCM tag does not verify");
   return out;
 }
 
