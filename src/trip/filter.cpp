@@ -19,8 +19,7 @@ void FlowFilter::start_boot(std::uint64_t boot, Clock::time_point now) {
     current_ = std::move(back);
     current_->retired = {};
   } else {
-    current_.emplace();
-    current_->boot = boot;
+    current_.emplace(boot);
   }
 }
 

@@ -51,7 +51,8 @@ class FlowFilter {
 
  private:
   struct BootWindow {
-    std::uint64_t boot = 0;
+    explicit BootWindow(std::uint64_t b) : boot(b) {}
+    std::uint64_t boot;
     channel::ReplayWindow window;
     Clock::time_point highest_at{};
     Clock::time_point retired{};

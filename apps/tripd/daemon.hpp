@@ -1,0 +1,132 @@
+// tripd's daemon (docs/tripd.md): the paths (a control connection and a UDP socket each, client
+// or server side), the flows it reflects (a UDP socket each, where the legacy sender sends) and
+// filters (a FlowFilter and a socket to deliver from), all on one io_context thread. Relays are
+// apart (relay.hpp). Tests drive a Daemon in process; `tripd` runs one.
+#pragma once
+
+#include <asio.hpp>
+#include <asio/ssl.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "control_connection.hpp"
+#include "pqot/trip/filter.hpp"
+#include "pqot/trip/session.hpp"
+#include "tripd/config.hpp"
+
+namespace pqot::tripd {
+
+/// Counters of one path (docs/tripd.md, "Metrics").
+struct PathCounters {
+  std::uint64_t sent = 0;                ///< data datagrams sent
+  std::uint64_t send_errors = 0;         ///< copies not sent (socket buffer full, no route)
+  std::uint64_t received = 0;            ///< data datagrams that authenticated
+  std::uint64_t won = 0;                 ///< of those, first arrivals delivered
+  std::uint64_t duplicates = 0;          ///< of those, labels another path brought first
+  std::uint64_t keepalives_sent = 0;
+  std::uint64_t keepalives_received = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t unknown_session = 0;
+  std::uint64_t unknown_flow = 0;
+  std::uint64_t auth_failures = 0;
+  std::uint64_t sessions = 0;            ///< sessions established
+  std::uint64_t handshake_failures = 0;
+  std::uint64_t busy = 0;                ///< connections refused by the handshake bounds
+  std::uint64_t sessions_dead = 0;       ///< sessions ended for lack of keepalives
+};
+
+struct FlowCounters {
+  std::uint64_t taken = 0;           ///< reflect: legacy datagrams taken in
+  std::uint64_t oversized = 0;       ///< reflect: over max_datagram, dropped
+  std::uint64_t refused_source = 0;  ///< reflect: from an address not in allow_from
+  std::uint64_t no_path = 0;         ///< reflect: no path was up to send on
+  std::uint64_t delivered = 0;       ///< filter
+  std::uint64_t late = 0;            ///< filter: delivered out of order
+  std::uint64_t duplicates = 0;      ///< filter
+  std::uint64_t too_old = 0;         ///< filter
+  std::uint64_t stale_boot = 0;      ///< filter
+  std::uint64_t deliver_errors = 0;  ///< filter: the local send failed
+};
+
+struct PathStatus {
+  std::string name;
+  bool client = false;
+  bool up = false;
+  std::uint8_t session = 0;
+  std::optional<std::chrono::microseconds> rtt;
+  std::optional<std::chrono::microseconds> srtt;
+  unsigned keepalives_missing = 0;
+  PathCounters counters;
+};
+
+struct FlowStatus {
+  std::uint16_t id = 0;
+  std::string name;
+  bool reflects = false;
+  std::uint64_t next_label = 0;
+  FlowCounters counters;
+};
+
+class Daemon {
+ public:
+  Daemon(asio::io_context& io, TripdConfig config);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  /// Binds every socket and starts every path; throws std::runtime_error naming what failed.
+  void start();
+  /// Closes every session (CLOSE `shutdown`) and socket. Idempotent.
+  void stop();
+
+  std::uint64_t boot() const noexcept { return boot_; }
+  std::vector<PathStatus> paths() const;
+  std::vector<FlowStatus> flows() const;
+  /// The port a listening path got (its `listen` may name port 0), 0 for a client path.
+  std::uint16_t listen_port(const std::string& path) const;
+  /// The port a reflected flow takes legacy datagrams on.
+  std::uint16_t reflect_port(std::uint16_t flow) const;
+
+ private:
+  struct Path;
+  struct ReflectFlow;
+  struct FilterFlow;
+
+  void start_path(Path& p);
+  asio::awaitable<void> client_loop(Path& p);
+  asio::awaitable<void> client_connect(Path& p);
+  asio::awaitable<void> accept_loop(Path& p);
+  asio::awaitable<void> serve(Path& p, std::shared_ptr<ControlConnection> conn);
+  asio::awaitable<void> control_loop(Path& p, std::shared_ptr<ControlConnection> conn);
+  void install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn);
+  void retire(Path& p, const ControlConnection* conn);
+  void keepalive_tick(Path& p);
+  void send_keepalive(Path& p);
+
+  asio::awaitable<void> path_receive(Path& p);
+  void on_datagram(Path& p, crypto::ByteView dg, const asio::ip::udp::endpoint& from);
+  asio::awaitable<void> flow_receive(ReflectFlow& f);
+  void reflect(ReflectFlow& f, crypto::ByteView payload);
+  bool send_on(Path& p, crypto::ByteView datagram);
+
+  asio::io_context& io_;
+  TripdConfig config_;
+  std::uint64_t boot_;
+  std::unique_ptr<asio::ssl::context> server_tls_;
+  std::unique_ptr<asio::ssl::context> client_tls_;
+  std::vector<std::unique_ptr<Path>> paths_;
+  std::vector<std::unique_ptr<ReflectFlow>> reflect_flows_;
+  std::map<std::uint16_t, std::unique_ptr<FilterFlow>> filter_flows_;
+  std::size_t handshakes_ = 0;
+  std::map<asio::ip::address, std::size_t> handshakes_by_source_;
+  bool stopped_ = false;
+  // One datagram at a time on the daemon's thread: sealed copies and opened plaintext.
+  std::vector<std::uint8_t> seal_buffer_;
+  std::vector<std::uint8_t> open_buffer_;
+};
+
+}  // namespace pqot::tripd

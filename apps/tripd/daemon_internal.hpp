@@ -1,0 +1,64 @@
+// tripd's daemon: the state of one path and one flow (daemon.hpp), shared by daemon.cpp (sockets,
+// reflecting, filtering) and daemon_paths.cpp (control connections). Internal.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include "daemon.hpp"
+#include "pqot/common/log_limiter.hpp"
+
+namespace pqot::tripd {
+
+using asio::ip::tcp;
+using asio::ip::udp;
+using Clock = trip::Clock;
+
+/// A session with what the daemon keeps beside it.
+struct LiveSession {
+  std::unique_ptr<trip::Session> session;
+  std::shared_ptr<ControlConnection> control;
+  std::optional<udp::endpoint> peer;  ///< where its datagrams go (server: learned, docs/trip.md §2.1 step 7)
+  Clock::time_point retired{};        ///< when it stopped being current
+};
+
+struct Daemon::Path {
+  Path(asio::io_context& io, const PathConfig& c) : config(c), data(io), keepalive_timer(io) {}
+  const PathConfig& config;
+  udp::socket data;  ///< the path's datagrams
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<LiveSession> current;
+  std::optional<LiveSession> previous;  ///< receives only, for session_grace
+  asio::steady_timer keepalive_timer;
+  std::uint8_t next_session = 0;        ///< server: the number of the next session
+  std::shared_ptr<ControlConnection> connecting;  ///< client: the connection in handshake
+  PathCounters counters;
+  common::LogLimiter log_limit;
+  std::uint16_t bound_port = 0;
+};
+
+struct Daemon::ReflectFlow {
+  ReflectFlow(asio::io_context& io, const FlowConfig& c) : config(c), socket(io) {}
+  const FlowConfig& config;
+  udp::socket socket;
+  std::vector<asio::ip::address> allow;
+  std::vector<Path*> paths;
+  std::uint64_t next_label = 0;
+  FlowCounters counters;
+  common::LogLimiter log_limit;
+};
+
+struct Daemon::FilterFlow {
+  FilterFlow(asio::io_context& io, const FlowConfig& c, Clock::duration grace)
+      : config(c), filter(grace, c.max_age), socket(io) {}
+  const FlowConfig& config;
+  trip::FlowFilter filter;
+  udp::socket socket;
+  udp::endpoint destination;
+  FlowCounters counters;
+  common::LogLimiter log_limit;
+};
+
+/// The first address `hp` resolves to (numeric or by name); throws std::runtime_error naming `what`.
+asio::ip::address resolve_address(asio::io_context& io, const common::HostPort& hp, const std::string& what);
+
+}  // namespace pqot::tripd

@@ -1,0 +1,212 @@
+// tripd's daemon in process on loopback (docs/trip.md, docs/tripd.md): a reflecting daemon and a
+// filtering one with three direct paths; every legacy datagram is delivered exactly once, the
+// others counted as duplicates; a daemon that does not agree on the flows is refused with both
+// sides saying why; an unlisted certificate is refused.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+#include <thread>
+
+#include "tripd/daemon.hpp"
+#include "pqot/pki/test_pki.hpp"
+
+namespace pqot::tripd {
+namespace {
+
+namespace fs = std::filesystem;
+using asio::ip::udp;
+
+struct TripTempDir {
+  TripTempDir() {
+    char tmpl[] = "/tmp/pqot-trip-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TripTempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  fs::path path;
+};
+
+// A free UDP port on loopback (bound and released: the daemon binds it a moment later).
+std::uint16_t trip_free_udp_port() {
+  asio::io_context io;
+  udp::socket s(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return s.local_endpoint().port();
+}
+
+// Two daemons on one io_context thread; status is read on that thread.
+class TripPair {
+ public:
+  TripPair(const std::string& server_toml, const std::string& client_builder_note = "") : guard_(io_.get_executor()) {
+    (void)client_builder_note;
+    pki::PkiOptions o;
+    o.dir = dir_.path / "pki";
+    o.clients = 2;
+    o.client_roles[1] = {"trip"};  // client2 has no 'trip' role
+    pki::create_test_pki(o);
+    server_ = std::make_unique<Daemon>(io_, parse_config(identity("server") + server_toml, "b.toml", ""));
+    server_->start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~TripPair() {
+    on_io([this] {
+      if (client_) client_->stop();
+      server_->stop();
+    });
+    guard_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  std::string identity(const std::string& who) const {
+    const fs::path d = dir_.path / "pki";
+    return "[identity]\nca = \"" + (d / "ca.crt").string() + "\"\ncert = \"" + (d / (who + ".crt")).string() + "\"\nkey = \"" +
+           (d / (who + ".key")).string() + "\"\n";
+  }
+  // Starts the client daemon (on the io thread, as everything else).
+  void start_client(const std::string& who, const std::string& toml) {
+    on_io([&] {
+      client_ = std::make_unique<Daemon>(io_, parse_config(identity(who) + toml, "a.toml", ""));
+      client_->start();
+    });
+  }
+  template <class F>
+  auto on_io(F f) -> decltype(f()) {
+    std::packaged_task<decltype(f())()> task(std::move(f));
+    auto fut = task.get_future();
+    asio::post(io_, [&task] { task(); });
+    return fut.get();
+  }
+  Daemon& server() { return *server_; }
+  Daemon& client() { return *client_; }
+  std::vector<PathStatus> client_paths() {
+    return on_io([this] { return client_->paths(); });
+  }
+  std::vector<PathStatus> server_paths() {
+    return on_io([this] { return server_->paths(); });
+  }
+  std::vector<FlowStatus> server_flows() {
+    return on_io([this] { return server_->flows(); });
+  }
+
+ private:
+  TripTempDir dir_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::unique_ptr<Daemon> server_;
+  std::unique_ptr<Daemon> client_;
+  std::thread thread_;
+};
+
+template <class F>
+bool trip_eventually(F f, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return f();
+}
+
+std::string trip_server_paths(int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) {
+    s += "[[path]]\nname = \"p" + std::to_string(i) + "\"\nnumber = " + std::to_string(i) +
+         "\nlisten = \"127.0.0.1:0\"\npeers = [\"client1\", \"client2\"]\n";
+  }
+  return s;
+}
+
+std::string trip_client_paths(TripPair& pair, int n) {
+  std::string s;
+  for (int i = 1; i <= n; ++i) {
+    s += "[[path]]\nname = \"p" + std::to_string(i) + "\"\nnumber = " + std::to_string(i) + "\nconnect = \"127.0.0.1:" +
+         std::to_string(pair.server().listen_port("p" + std::to_string(i))) + "\"\n";
+  }
+  return s + "[limits]\nreconnect_min_ms = 50\nreconnect_max_ms = 200\n";
+}
+
+TEST(TripDaemon, ThreePathsDeliverEveryDatagramOnce) {
+  asio::io_context rio;
+  udp::socket receiver(rio, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const std::uint16_t reflect_port = trip_free_udp_port();
+  TripPair pair(trip_server_paths(3) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.local_endpoint().port()) + "\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 3) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
+  ASSERT_TRUE(trip_eventually([&] {
+    const auto ps = pair.server_paths();
+    const auto cs = pair.client_paths();
+    return std::all_of(cs.begin(), cs.end(), [](const PathStatus& p) { return p.up; }) &&
+           std::all_of(ps.begin(), ps.end(), [](const PathStatus& p) { return p.up && p.counters.keepalives_received > 0; });
+  }));
+
+  // An R-GOOSE-like sender: 162-byte datagrams with a sequence number in the first 4 bytes.
+  udp::socket sender(rio, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const udp::endpoint reflector(asio::ip::make_address("127.0.0.1"), reflect_port);
+  constexpr int kCount = 300;
+  receiver.non_blocking(false);
+  std::vector<int> got;
+  std::thread reader([&] {
+    std::array<std::uint8_t, 2048> buf{};
+    while (static_cast<int>(got.size()) < kCount) {
+      struct timeval tv{5, 0};
+      setsockopt(receiver.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      std::error_code ec;
+      const std::size_t n = receiver.receive(asio::buffer(buf), 0, ec);
+      if (ec) break;
+      EXPECT_EQ(n, 162u);
+      got.push_back(buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3]);
+    }
+  });
+  for (int i = 0; i < kCount; ++i) {
+    std::array<std::uint8_t, 162> d{};
+    d[0] = static_cast<std::uint8_t>(i >> 24);
+    d[1] = static_cast<std::uint8_t>(i >> 16);
+    d[2] = static_cast<std::uint8_t>(i >> 8);
+    d[3] = static_cast<std::uint8_t>(i);
+    sender.send_to(asio::buffer(d), reflector);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  reader.join();
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(kCount));
+  std::vector<int> sorted = got;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < kCount; ++i) EXPECT_EQ(sorted[i], i);  // each once
+  // The other copies were counted as duplicates, not delivered.
+  ASSERT_TRUE(trip_eventually([&] {
+    const auto fs = pair.server_flows();
+    return fs.size() == 1 && fs[0].counters.delivered == kCount && fs[0].counters.duplicates == 2 * kCount;
+  })) << pair.server_flows()[0].counters.duplicates;
+  std::uint64_t won = 0;
+  for (const PathStatus& p : pair.server_paths()) {
+    won += p.counters.won;
+    EXPECT_EQ(p.counters.received, static_cast<std::uint64_t>(kCount)) << p.name;
+    EXPECT_EQ(p.counters.auth_failures, 0u);
+  }
+  EXPECT_EQ(won, static_cast<std::uint64_t>(kCount));
+}
+
+TEST(TripDaemon, FlowsThatDisagreeAreRefusedOnBothSides) {
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 2\nreflect = \"127.0.0.1:" +
+                                   std::to_string(trip_free_udp_port()) + "\"\n");
+  EXPECT_TRUE(trip_eventually([&] {
+    const auto cs = pair.client_paths();
+    const auto ss = pair.server_paths();
+    return cs[0].counters.handshake_failures >= 2 && ss[0].counters.handshake_failures >= 2;
+  }));
+  EXPECT_FALSE(pair.client_paths()[0].up);
+  EXPECT_FALSE(pair.server_paths()[0].up);
+}
+
+TEST(TripDaemon, ACertificateWithoutTheTripRoleIsRefused) {
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
+  pair.start_client("client2", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
+                                   std::to_string(trip_free_udp_port()) + "\"\n");
+  EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[0].counters.handshake_failures >= 2; }));
+  EXPECT_FALSE(pair.client_paths()[0].up);
+  EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
+}
+
+}  // namespace
+}  // namespace pqot::tripd
