@@ -72,10 +72,23 @@ void Daemon::start() {
   }
   for (auto& p : paths_) start_path(*p);
   for (auto& f : reflect_flows_) {
-    asio::co_spawn(io_, flow_receive(*f), asio::detached);
+    spawn(flow_receive(*f));
   }
   spdlog::info("tripd started (boot {:016x}): {} paths, {} flows reflected, {} filtered", boot_, paths_.size(),
                reflect_flows_.size(), filter_flows_.size());
+}
+
+void Daemon::spawn(asio::awaitable<void> task) {
+  ++tasks_;
+  asio::co_spawn(io_, std::move(task), [this](std::exception_ptr e) {
+    --tasks_;
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      spdlog::error("tripd: a task ended with an error: {}", x.what());
+    }
+  });
 }
 
 void Daemon::stop() {
@@ -84,6 +97,7 @@ void Daemon::stop() {
   std::error_code ec;
   for (auto& p : paths_) {
     p->keepalive_timer.cancel();
+    p->retry_timer.cancel();
     if (p->acceptor) p->acceptor->close(ec);
     if (p->connecting) p->connecting->abort();
     for (auto* live : {&p->current, &p->previous}) {

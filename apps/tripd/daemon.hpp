@@ -80,8 +80,12 @@ class Daemon {
 
   /// Binds every socket and starts every path; throws std::runtime_error naming what failed.
   void start();
-  /// Closes every session (CLOSE `shutdown`) and socket. Idempotent.
+  /// Closes every session (CLOSE `shutdown`) and socket, and cancels every wait. Idempotent. The
+  /// daemon's coroutines then end on the io_context: destroy the Daemon only once idle() (or
+  /// after the io_context stopped running for good).
   void stop();
+  /// True when none of the daemon's coroutines is running.
+  bool idle() const noexcept { return tasks_ == 0; }
 
   std::uint64_t boot() const noexcept { return boot_; }
   std::vector<PathStatus> paths() const;
@@ -96,6 +100,8 @@ class Daemon {
   struct ReflectFlow;
   struct FilterFlow;
 
+  /// co_spawn on the daemon's io_context, counted for idle(); an exception is logged.
+  void spawn(asio::awaitable<void> task);
   void start_path(Path& p);
   asio::awaitable<void> client_loop(Path& p);
   asio::awaitable<void> client_connect(Path& p);
@@ -124,6 +130,7 @@ class Daemon {
   std::size_t handshakes_ = 0;
   std::map<asio::ip::address, std::size_t> handshakes_by_source_;
   bool stopped_ = false;
+  std::size_t tasks_ = 0;
   // One datagram at a time on the daemon's thread: sealed copies and opened plaintext.
   std::vector<std::uint8_t> seal_buffer_;
   std::vector<std::uint8_t> open_buffer_;

@@ -22,13 +22,14 @@ struct LiveSession {
 };
 
 struct Daemon::Path {
-  Path(asio::io_context& io, const PathConfig& c) : config(c), data(io), keepalive_timer(io) {}
+  Path(asio::io_context& io, const PathConfig& c) : config(c), data(io), keepalive_timer(io), retry_timer(io) {}
   const PathConfig& config;
   udp::socket data;  ///< the path's datagrams
   std::optional<tcp::acceptor> acceptor;
   std::optional<LiveSession> current;
   std::optional<LiveSession> previous;  ///< receives only, for session_grace
   asio::steady_timer keepalive_timer;
+  asio::steady_timer retry_timer;  ///< client: the backoff before the next connection
   std::uint8_t next_session = 0;        ///< server: the number of the next session
   std::shared_ptr<ControlConnection> connecting;  ///< client: the connection in handshake
   PathCounters counters;

@@ -50,7 +50,7 @@ asio::awaitable<trip::FrameReader::Frame> expect(ControlConnection& c, trip::Fra
 
 void Daemon::start_path(Path& p) {
   if (p.config.is_client()) {
-    asio::co_spawn(io_, client_loop(p), asio::detached);
+    spawn(client_loop(p));
     return;
   }
   const tcp::endpoint ep(resolve_address(io_, *p.config.listen, "path " + p.config.name), p.config.listen->port);
@@ -67,8 +67,8 @@ void Daemon::start_path(Path& p) {
   if (!ec) p.data.bind(uep, ec);
   if (!ec) p.data.non_blocking(true, ec);
   if (ec) throw std::runtime_error("path " + p.config.name + ": cannot bind UDP port " + std::to_string(p.bound_port) + ": " + ec.message());
-  asio::co_spawn(io_, accept_loop(p), asio::detached);
-  asio::co_spawn(io_, path_receive(p), asio::detached);
+  spawn(accept_loop(p));
+  spawn(path_receive(p));
   spdlog::info("path {}: listening on {}:{} (TCP and UDP)", p.config.name, ep.address().to_string(), p.bound_port);
 }
 
@@ -77,7 +77,6 @@ void Daemon::start_path(Path& p) {
 asio::awaitable<void> Daemon::client_loop(Path& p) {
   std::mt19937_64 jitter(boot_ ^ p.config.number);
   auto backoff = config_.limits.reconnect_min;
-  asio::steady_timer wait(io_);
   while (!stopped_) {
     const auto began = Clock::now();
     try {
@@ -92,9 +91,9 @@ asio::awaitable<void> Daemon::client_loop(Path& p) {
     // A session that lasted starts the backoff again from its minimum.
     if (Clock::now() - began > config_.limits.reconnect_max) backoff = config_.limits.reconnect_min;
     const double f = std::uniform_real_distribution<double>(0.8, 1.2)(jitter);
-    wait.expires_after(std::chrono::duration_cast<Clock::duration>(backoff * f));
+    p.retry_timer.expires_after(std::chrono::duration_cast<Clock::duration>(backoff * f));
     std::error_code ec;
-    co_await wait.async_wait(asio::redirect_error(use_awaitable, ec));
+    co_await p.retry_timer.async_wait(asio::redirect_error(use_awaitable, ec));
     backoff = std::min(backoff * 2, config_.limits.reconnect_max);
   }
 }
@@ -138,7 +137,7 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
     if (!ec) p.data.connect(peer, ec);
     if (!ec) p.data.non_blocking(true, ec);
     if (ec) throw std::runtime_error("cannot open UDP to " + peer.address().to_string() + ": " + ec.message());
-    asio::co_spawn(io_, path_receive(p), asio::detached);
+    spawn(path_receive(p));
   }
   auto session = std::make_unique<trip::Session>(trip::SessionRole::client, agreement, Clock::now());
   std::error_code ec;
@@ -171,7 +170,7 @@ asio::awaitable<void> Daemon::accept_loop(Path& p) {
       continue;
     }
     auto conn = std::make_shared<ControlConnection>(std::move(socket), *server_tls_);
-    asio::co_spawn(io_, serve(p, conn), asio::detached);
+    spawn(serve(p, conn));
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <future>
+#include <random>
 #include <thread>
 
 #include "tripd/daemon.hpp"
@@ -55,6 +56,7 @@ class TripPair {
       if (client_) client_->stop();
       server_->stop();
     });
+    trip_wait_idle([this] { return (!client_ || client_->idle()) && server_->idle(); });
     guard_.reset();
     io_.stop();
     thread_.join();
@@ -71,12 +73,26 @@ class TripPair {
       client_->start();
     });
   }
+  // Polls `idle` on the io thread until true (at most 10 s).
+  template <class F>
+  void trip_wait_idle(F idle) {
+    for (int i = 0; i < 1000 && !on_io(idle); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   template <class F>
   auto on_io(F f) -> decltype(f()) {
     std::packaged_task<decltype(f())()> task(std::move(f));
     auto fut = task.get_future();
     asio::post(io_, [&task] { task(); });
     return fut.get();
+  }
+  // Stops the client daemon and starts another under the same configuration: a restart (a new boot).
+  void restart_client(const std::string& who, const std::string& toml) {
+    on_io([&] { client_->stop(); });
+    trip_wait_idle([this] { return client_->idle(); });
+    on_io([&] {
+      client_ = std::make_unique<Daemon>(io_, parse_config(identity(who) + toml, "a.toml", ""));
+      client_->start();
+    });
   }
   Daemon& server() { return *server_; }
   Daemon& client() { return *client_; }
@@ -206,6 +222,123 @@ TEST(TripDaemon, ACertificateWithoutTheTripRoleIsRefused) {
   EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[0].counters.handshake_failures >= 2; }));
   EXPECT_FALSE(pair.client_paths()[0].up);
   EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
+}
+
+// A receiver of 162-byte datagrams numbered in their first 4 bytes.
+class TripReceiver {
+ public:
+  TripReceiver() : socket_(io_, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    struct timeval tv{0, 200'000};
+    setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  std::uint16_t port() const { return socket_.local_endpoint().port(); }
+  // Everything that arrives within `quiet` of the last datagram.
+  std::vector<int> drain() {
+    std::vector<int> got;
+    std::array<std::uint8_t, 2048> buf{};
+    for (;;) {
+      // recv(2) itself: asio's blocking receive polls again after SO_RCVTIMEO and never returns.
+      const ssize_t n = ::recv(socket_.native_handle(), buf.data(), buf.size(), 0);
+      if (n < 0) return got;
+      got.push_back(n >= 4 ? (buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3]) : -1);
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  udp::socket socket_;
+};
+
+void trip_send_numbered(std::uint16_t port, int from, int to) {
+  asio::io_context io;
+  udp::socket s(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  for (int i = from; i < to; ++i) {
+    std::array<std::uint8_t, 162> d{};
+    for (int b = 0; b < 4; ++b) d[b] = static_cast<std::uint8_t>(i >> (24 - 8 * b));
+    s.send_to(asio::buffer(d), udp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+bool trip_all_up(TripPair& pair) {
+  const auto cs = pair.client_paths();
+  const auto ss = pair.server_paths();
+  return std::all_of(cs.begin(), cs.end(), [](const PathStatus& p) { return p.up; }) &&
+         std::all_of(ss.begin(), ss.end(), [](const PathStatus& p) { return p.up && p.counters.keepalives_received > 0; });
+}
+
+// docs/trip.md §2.1, §8: a reflector restart (a new boot, labels from 0 again) resumes the flow,
+// and nothing is delivered twice.
+TEST(TripDaemon, AReflectorRestartResumesTheFlowAndDeliversNothingTwice) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = trip_free_udp_port();
+  TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
+  const std::string client = trip_client_paths(pair, 2) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n";
+  pair.start_client("client1", client);
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  trip_send_numbered(reflect_port, 0, 100);
+  std::vector<int> got = receiver.drain();
+  const std::uint64_t first_boot = pair.on_io([&] { return pair.client().boot(); });
+  pair.restart_client("client1", client);
+  ASSERT_TRUE(trip_eventually([&] {
+    return pair.on_io([&] { return pair.client().boot(); }) != first_boot && trip_all_up(pair) &&
+           pair.server_paths()[0].counters.sessions >= 2 && pair.server_paths()[1].counters.sessions >= 2;
+  }));
+  trip_send_numbered(reflect_port, 100, 200);
+  const std::vector<int> after = receiver.drain();
+  got.insert(got.end(), after.begin(), after.end());
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(got[i], i);
+  EXPECT_EQ(pair.server_flows()[0].counters.delivered, 200u);
+}
+
+// docs/trip.md §2.1, §10: garbage, truncated, oversized, badly typed and foreign-key datagrams on a
+// path's port and garbage on the control port deliver nothing and hold nothing, while the flow
+// goes on.
+TEST(TripDaemon, HostileDatagramsDeliverNothingAndTheFlowGoesOn) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = trip_free_udp_port();
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  const std::uint16_t path_port = pair.server().listen_port("p1");
+  const udp::endpoint target(asio::ip::make_address("127.0.0.1"), path_port);
+  asio::io_context io;
+  udp::socket attacker(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::mt19937 rng(7);
+  const std::uint8_t session = pair.server_paths()[0].session;
+  int sent = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<std::uint8_t> d(static_cast<std::size_t>(rng() % 1500));
+    for (auto& b : d) b = static_cast<std::uint8_t>(rng());
+    if (i % 2 == 0 && d.size() >= trip::kOverhead) {
+      d[0] = static_cast<std::uint8_t>(rng() % 64);  // data, some epoch
+      d[1] = session;                                // the live session's number
+      d[2] = 0;
+      d[3] = 1;                                      // flow 1: only the tag can fail
+    }
+    attacker.send_to(asio::buffer(d), target);
+    ++sent;
+  }
+  std::vector<std::uint8_t> big(65000, 0);
+  attacker.send_to(asio::buffer(big), target);
+  // Garbage on the control port: a TLS handshake that never comes.
+  asio::ip::tcp::socket tcp(io);
+  tcp.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), path_port));
+  asio::write(tcp, asio::buffer(std::string(5000, 'x')));
+  ASSERT_TRUE(trip_eventually([&] {
+    const PathCounters c = pair.server_paths()[0].counters;
+    return c.malformed + c.unknown_session + c.auth_failures + c.unknown_flow >= static_cast<std::uint64_t>(sent + 1);
+  }));
+  const PathCounters c = pair.server_paths()[0].counters;
+  EXPECT_GE(c.auth_failures, 900u);  // the ones with the right session and flow: each failed its tag
+  EXPECT_TRUE(receiver.drain().empty());  // nothing delivered
+  // The legitimate flow goes on.
+  trip_send_numbered(reflect_port, 0, 50);
+  EXPECT_EQ(receiver.drain().size(), 50u);
+  EXPECT_TRUE(pair.client_paths()[0].up);
+  EXPECT_EQ(pair.server_flows()[0].counters.delivered, 50u);
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// tripd: TRIP's daemon, a multipath redundant post-quantum secure UDP tunnel (docs/trip.md,
+// docs/tripd.md).
+//
+//   tripd --config FILE [--check-config] [--log-level LEVEL]
+//
+// Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or a valid configuration; 2 a bad command line or
+// configuration; 1 a failure at start (a certificate, an address in use).
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "daemon.hpp"
+#include "metrics_page.hpp"
+#include "pqot/metrics/http_server.hpp"
+#include "tripd/config.hpp"
+
+int main(int argc, char** argv) {
+  using namespace pqot::tripd;
+  CLI::App app{"tripd: TRIP, a multipath redundant post-quantum secure UDP tunnel (docs/tripd.md)"};
+  app.name("tripd");
+  std::string config_file, log_level;
+  bool check_only = false;
+  app.add_option("--config", config_file, "Configuration file (TOML, docs/tripd.md)")->required();
+  app.add_flag("--check-config", check_only, "Validate the configuration and exit (0 valid, 2 not)");
+  app.add_option("--log-level", log_level, "trace, debug, info, warning, error (overrides [log] level)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error"}));
+  app.set_version_flag("--version", std::string(PQOT_VERSION_STRING));
+  app.footer("SIGTERM or SIGINT stop it cleanly (each session is closed with CLOSE shutdown). Examples: "
+             "examples/trip/*.toml.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "tripd: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  TripdConfig config;
+  try {
+    config = load_config(config_file);
+  } catch (const std::exception& e) {
+    std::cerr << "tripd: error: " << e.what() << "\n";
+    return 2;
+  }
+  if (check_only) {
+    std::size_t reflect = 0;
+    for (const FlowConfig& f : config.flows) reflect += f.reflects() ? 1 : 0;
+    std::cout << config_file << ": OK: " << config.paths.size() << " paths, " << reflect << " flows reflected, "
+              << config.flows.size() - reflect << " filtered, " << config.relays.size() << " relays\n";
+    return 0;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  spdlog::set_level(spdlog::level::from_str(log_level.empty() ? config.log_level : log_level));
+  try {
+    asio::io_context io;
+    const auto metrics_listen = config.metrics_listen;
+    Daemon daemon(io, std::move(config));
+    daemon.start();
+    std::unique_ptr<pqot::metrics::MetricsHttpServer> metrics;
+    if (metrics_listen) {
+      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(io, metrics_listen->host, metrics_listen->port,
+                                                                   [&daemon] { return metrics_page(daemon); });
+      metrics->start();
+    }
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](std::error_code ec, int sig) {
+      if (ec) return;
+      spdlog::info("signal {}: stopping", sig);
+      daemon.stop();
+      if (metrics) metrics->stop();
+      // Let the CLOSE frames go out, then end.
+      auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));
+      timer->async_wait([&io, timer](std::error_code) { io.stop(); });
+    });
+    io.run();
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,90 @@
+// tripd's Prometheus page (metrics_page.hpp).
+#include "metrics_page.hpp"
+
+#include <functional>
+
+#include "pqot/metrics/writer.hpp"
+
+namespace pqot::tripd {
+
+namespace {
+
+using metrics::MetricType;
+
+// One counter family with a sample per path.
+void per_path(metrics::MetricsWriter& w, const std::vector<PathStatus>& paths, const char* name, const char* help,
+              const std::function<std::uint64_t(const PathCounters&)>& get) {
+  w.family(name, help, MetricType::counter);
+  for (const PathStatus& p : paths) w.sample(name, {{"path", p.name}}, get(p.counters));
+}
+
+void per_flow(metrics::MetricsWriter& w, const std::vector<FlowStatus>& flows, const char* name, const char* help,
+              const std::function<std::uint64_t(const FlowCounters&)>& get, bool reflect) {
+  w.family(name, help, MetricType::counter);
+  for (const FlowStatus& f : flows) {
+    if (f.reflects == reflect) w.sample(name, {{"flow", std::to_string(f.id)}, {"name", f.name}}, get(f.counters));
+  }
+}
+
+}  // namespace
+
+std::string metrics_page(const Daemon& d) {
+  metrics::MetricsWriter w;
+  const auto paths = d.paths();
+  const auto flows = d.flows();
+  w.family("trip_path_up", "1 while the path has a session.", MetricType::gauge);
+  for (const PathStatus& p : paths) w.sample("trip_path_up", {{"path", p.name}}, p.up ? 1 : 0);
+  w.family("trip_path_rtt_seconds", "The last keepalive round trip of the path's session.", MetricType::gauge);
+  for (const PathStatus& p : paths) {
+    if (p.rtt) w.sample("trip_path_rtt_seconds", {{"path", p.name}}, static_cast<double>(p.rtt->count()) / 1e6);
+  }
+  w.family("trip_path_srtt_seconds", "The smoothed keepalive round trip (RFC 6298, alpha 1/8).", MetricType::gauge);
+  for (const PathStatus& p : paths) {
+    if (p.srtt) w.sample("trip_path_srtt_seconds", {{"path", p.name}}, static_cast<double>(p.srtt->count()) / 1e6);
+  }
+  w.family("trip_path_keepalives_missing", "Keepalives missing among the last 64 of the session.", MetricType::gauge);
+  for (const PathStatus& p : paths) w.sample("trip_path_keepalives_missing", {{"path", p.name}}, p.keepalives_missing);
+  per_path(w, paths, "trip_path_sent_total", "Data datagrams sent.", [](const PathCounters& c) { return c.sent; });
+  per_path(w, paths, "trip_path_send_errors_total", "Copies not sent (socket buffer full, no route).",
+           [](const PathCounters& c) { return c.send_errors; });
+  per_path(w, paths, "trip_path_received_total", "Data datagrams that authenticated.", [](const PathCounters& c) { return c.received; });
+  per_path(w, paths, "trip_path_won_total", "First arrivals: datagrams this path delivered.", [](const PathCounters& c) { return c.won; });
+  per_path(w, paths, "trip_path_duplicates_total", "Datagrams another path had brought first.",
+           [](const PathCounters& c) { return c.duplicates; });
+  per_path(w, paths, "trip_path_keepalives_sent_total", "Keepalives sent.", [](const PathCounters& c) { return c.keepalives_sent; });
+  per_path(w, paths, "trip_path_keepalives_received_total", "Keepalives received (new or late, not replayed).",
+           [](const PathCounters& c) { return c.keepalives_received; });
+  w.family("trip_path_dropped_total", "Datagrams dropped before the filter, by reason (docs/trip.md 2.1).", MetricType::counter);
+  for (const PathStatus& p : paths) {
+    w.sample("trip_path_dropped_total", {{"path", p.name}, {"reason", "malformed"}}, p.counters.malformed);
+    w.sample("trip_path_dropped_total", {{"path", p.name}, {"reason", "unknown_session"}}, p.counters.unknown_session);
+    w.sample("trip_path_dropped_total", {{"path", p.name}, {"reason", "unknown_flow"}}, p.counters.unknown_flow);
+    w.sample("trip_path_dropped_total", {{"path", p.name}, {"reason", "auth"}}, p.counters.auth_failures);
+  }
+  per_path(w, paths, "trip_path_sessions_total", "Sessions established.", [](const PathCounters& c) { return c.sessions; });
+  per_path(w, paths, "trip_path_sessions_dead_total", "Sessions ended for lack of keepalives.",
+           [](const PathCounters& c) { return c.sessions_dead; });
+  per_path(w, paths, "trip_path_handshake_failures_total", "Handshakes that failed (either side).",
+           [](const PathCounters& c) { return c.handshake_failures; });
+  per_path(w, paths, "trip_path_busy_total", "Connections refused by the handshake bounds.", [](const PathCounters& c) { return c.busy; });
+
+  per_flow(w, flows, "trip_flow_taken_total", "Legacy datagrams taken in to reflect.", [](const FlowCounters& c) { return c.taken; }, true);
+  per_flow(w, flows, "trip_flow_oversized_total", "Legacy datagrams over max_datagram, dropped.",
+           [](const FlowCounters& c) { return c.oversized; }, true);
+  per_flow(w, flows, "trip_flow_refused_source_total", "Legacy datagrams from an address not in allow_from.",
+           [](const FlowCounters& c) { return c.refused_source; }, true);
+  per_flow(w, flows, "trip_flow_no_path_total", "Legacy datagrams no path was up to carry.",
+           [](const FlowCounters& c) { return c.no_path; }, true);
+  per_flow(w, flows, "trip_flow_delivered_total", "Datagrams delivered (first copies).", [](const FlowCounters& c) { return c.delivered; },
+           false);
+  per_flow(w, flows, "trip_flow_late_total", "Of those, delivered out of order.", [](const FlowCounters& c) { return c.late; }, false);
+  per_flow(w, flows, "trip_flow_duplicates_total", "Copies dropped as duplicates.", [](const FlowCounters& c) { return c.duplicates; },
+           false);
+  per_flow(w, flows, "trip_flow_replayed_total", "Copies dropped as too old (behind the window or max_age) or of a stale boot.",
+           [](const FlowCounters& c) { return c.too_old + c.stale_boot; }, false);
+  per_flow(w, flows, "trip_flow_deliver_errors_total", "Deliveries the local socket refused.",
+           [](const FlowCounters& c) { return c.deliver_errors; }, false);
+  return w.take();
+}
+
+}  // namespace pqot::tripd
