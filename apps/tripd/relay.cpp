@@ -409,7 +409,14 @@ void Relay::Impl::sweep() {
 
 // ---------------------------------------------------------------------------------------------
 
-Relay::Relay(asio::io_context& io, RelayConfig config) : impl_(std::make_shared<Impl>(io, std::move(config))) {}
+Relay::Relay(asio::io_context& io, RelayConfig config) {
+  // The parser's ranges, checked again for configurations built in code: a zero here would spin
+  // (max_buffer), evict from nothing (max_associations) or drop everything at once (idle).
+  if (config.max_buffer == 0 || config.max_associations == 0 || config.idle <= Millis(0)) {
+    throw std::invalid_argument("relay " + config.name + ": max_buffer, max_associations and idle must be positive");
+  }
+  impl_ = std::make_shared<Impl>(io, std::move(config));
+}
 
 Relay::~Relay() { stop(); }
 

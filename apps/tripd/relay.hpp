@@ -39,6 +39,7 @@ struct RelayStats {
 class Relay {
  public:
   /// A `listen` port of 0 (refused by the configuration parser) binds a free port: see port().
+  /// Throws std::invalid_argument if max_buffer, max_associations or idle is not positive.
   Relay(asio::io_context& io, RelayConfig config);
   ~Relay();
   Relay(const Relay&) = delete;

@@ -482,6 +482,19 @@ TEST(TripRelay, StartNamesTheAddressItCannotBind) {
   relay.stop();
 }
 
+TEST(TripRelay, LimitsThatCannotWorkAreRefused) {
+  asio::io_context io;
+  RelayConfig c = relay_config(9);
+  c.max_buffer = 0;
+  EXPECT_THROW(Relay(io, c), std::invalid_argument);
+  c = relay_config(9);
+  c.max_associations = 0;
+  EXPECT_THROW(Relay(io, c), std::invalid_argument);
+  c = relay_config(9);
+  c.idle = std::chrono::milliseconds(0);
+  EXPECT_THROW(Relay(io, c), std::invalid_argument);
+}
+
 TEST(TripRelay, StopWhileTrafficFlowsLeavesNoSocketOpen) {
   TcpServer tcp_server(echo);
   UdpEcho udp_server(tcp_server.port());  // `forward` is one port for both
