@@ -109,8 +109,10 @@ struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
   void accept_next();
   void on_accept(Tcp::socket socket);
   void close_pair(const std::shared_ptr<TcpPair>& p);
-  awaitable<void> run_pair(std::shared_ptr<TcpPair> p);
-  awaitable<void> pump(std::shared_ptr<TcpPair> p, bool upstream);
+  // `self` is `this`, owned by the coroutine's frame: a Relay destroyed while the loop runs on
+  // leaves its Impl to the last coroutine that ends.
+  awaitable<void> run_pair(std::shared_ptr<Impl> self, std::shared_ptr<TcpPair> p);
+  awaitable<void> pump(std::shared_ptr<Impl> self, std::shared_ptr<TcpPair> p, bool upstream);
 
   // UDP
   void wait_listen();
@@ -199,7 +201,7 @@ void Relay::Impl::on_accept(Tcp::socket socket) {
   ++stats.tcp_accepted;
   auto p = std::make_shared<TcpPair>(std::move(socket), Tcp::socket(io));
   pairs.insert(p);
-  asio::co_spawn(io, run_pair(p), asio::detached);
+  asio::co_spawn(io, run_pair(shared_from_this(), p), asio::detached);
 }
 
 void Relay::Impl::close_pair(const std::shared_ptr<TcpPair>& p) {
@@ -211,7 +213,7 @@ void Relay::Impl::close_pair(const std::shared_ptr<TcpPair>& p) {
   pairs.erase(p);
 }
 
-awaitable<void> Relay::Impl::run_pair(std::shared_ptr<TcpPair> p) {
+awaitable<void> Relay::Impl::run_pair(std::shared_ptr<Impl> self, std::shared_ptr<TcpPair> p) {
   asio::error_code ec;
   co_await asio::async_connect(p->server, forward_tcp, asio::redirect_error(use_awaitable, ec));
   if (p->closed) co_return;  // stop(), or the sweep gave up on the connect
@@ -226,12 +228,12 @@ awaitable<void> Relay::Impl::run_pair(std::shared_ptr<TcpPair> p) {
   p->last_activity = Clock::now();
   p->client.set_option(Tcp::no_delay(true), ec);  // the daemons' control frames are small
   p->server.set_option(Tcp::no_delay(true), ec);
-  asio::co_spawn(io, pump(p, true), asio::detached);
-  asio::co_spawn(io, pump(p, false), asio::detached);
+  asio::co_spawn(io, pump(self, p, true), asio::detached);
+  asio::co_spawn(io, pump(std::move(self), p, false), asio::detached);
 }
 
 // Copies one direction until EOF (then half-closes the other side) or an error (then closes both).
-awaitable<void> Relay::Impl::pump(std::shared_ptr<TcpPair> p, bool upstream) {
+awaitable<void> Relay::Impl::pump([[maybe_unused]] std::shared_ptr<Impl> self, std::shared_ptr<TcpPair> p, bool upstream) {
   Tcp::socket& from = upstream ? p->client : p->server;
   Tcp::socket& to = upstream ? p->server : p->client;
   Direction& d = upstream ? p->up : p->down;

@@ -482,6 +482,28 @@ TEST(TripRelay, StartNamesTheAddressItCannotBind) {
   relay.stop();
 }
 
+TEST(TripRelay, DestroyedWhileConnectionsAreOpenOnARunningLoop) {
+  TcpServer server(echo);
+  asio::io_context relay_io;
+  auto relay = std::make_unique<Relay>(relay_io, relay_config(server.port()));
+  relay->start();
+  const Tcp::endpoint at(kLoopback, relay->port());
+  auto work = asio::make_work_guard(relay_io);
+  std::thread loop([&] { relay_io.run(); });
+  asio::io_context io;
+  Tcp::socket s = connect(io, at);
+  EXPECT_TRUE(echoes(io, s, 30));
+  std::promise<void> destroyed;
+  asio::post(relay_io, [&] {
+    relay.reset();  // the loop runs on: the connection's handlers end after the Relay
+    destroyed.set_value();
+  });
+  destroyed.get_future().wait();
+  work.reset();
+  loop.join();
+  EXPECT_TRUE(exchange(io, s, {}, false).received.empty());  // closed by the relay
+}
+
 TEST(TripRelay, LimitsThatCannotWorkAreRefused) {
   asio::io_context io;
   RelayConfig c = relay_config(9);
