@@ -2,6 +2,8 @@
 // direction, UDP associations per client address, one sweep timer for both.
 #include "tripd/relay.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
@@ -11,8 +13,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "pqot/common/log_limiter.hpp"
 
@@ -76,7 +76,12 @@ struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
   };
 
   Impl(asio::io_context& io_, RelayConfig config_)
-      : io(io_), config(std::move(config_)), acceptor(io), accept_pause(io), udp(io), sweep_timer(io),
+      : io(io_),
+        config(std::move(config_)),
+        acceptor(io),
+        accept_pause(io),
+        udp(io),
+        sweep_timer(io),
         datagram(kMaxDatagram) {}
 
   asio::io_context& io;
@@ -103,7 +108,9 @@ struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
   void open_listeners();
   void close_all();
   void note(common::LogLimiter& limiter, const std::string& what);
-  Clock::duration sweep_period() const { return std::max<Clock::duration>(config.idle / 4, std::chrono::milliseconds(1)); }
+  Clock::duration sweep_period() const {
+    return std::max<Clock::duration>(config.idle / 4, std::chrono::milliseconds(1));
+  }
 
   // TCP
   void accept_next();
@@ -130,7 +137,8 @@ struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
 void Relay::Impl::note(common::LogLimiter& limiter, const std::string& what) {
   if (const auto permit = limiter.allow(); permit.log) {
     spdlog::warn("relay {}: {}{}", config.name, what,
-                 permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed) : std::string());
+                 permit.suppressed ? fmt::format(" ({} similar lines left out)", permit.suppressed)
+                                   : std::string());
   }
 }
 
@@ -152,7 +160,8 @@ void Relay::Impl::open_listeners() {
     acceptor.close();
     udp.close();
     // With a fixed port the UDP error is the answer; with port 0 another free port may suit both.
-    if (config.listen.port != 0 || attempt + 1 == kPortZeroTries) throw std::system_error(ec, "UDP");
+    if (config.listen.port != 0 || attempt + 1 == kPortZeroTries)
+      throw std::system_error(ec, "UDP");
   }
   acceptor.listen(asio::socket_base::max_listen_connections);
   udp.non_blocking(true);
@@ -193,7 +202,8 @@ void Relay::Impl::on_accept(Tcp::socket socket) {
   if (pairs.size() >= config.max_connections) {
     ++stats.tcp_refused;
     const auto peer = socket.remote_endpoint(ec);
-    note(log_refused, "closed a new TCP connection" + (ec ? std::string() : " from " + text_of(peer)) + ": " +
+    note(log_refused, "closed a new TCP connection" +
+                          (ec ? std::string() : " from " + text_of(peer)) + ": " +
                           std::to_string(config.max_connections) + " are open (max_connections)");
     socket.close(ec);
     return;
@@ -233,7 +243,8 @@ awaitable<void> Relay::Impl::run_pair(std::shared_ptr<Impl> self, std::shared_pt
 }
 
 // Copies one direction until EOF (then half-closes the other side) or an error (then closes both).
-awaitable<void> Relay::Impl::pump([[maybe_unused]] std::shared_ptr<Impl> self, std::shared_ptr<TcpPair> p, bool upstream) {
+awaitable<void> Relay::Impl::pump([[maybe_unused]] std::shared_ptr<Impl> self,
+                                  std::shared_ptr<TcpPair> p, bool upstream) {
   Tcp::socket& from = upstream ? p->client : p->server;
   Tcp::socket& to = upstream ? p->server : p->client;
   Direction& d = upstream ? p->up : p->down;
@@ -243,8 +254,9 @@ awaitable<void> Relay::Impl::pump([[maybe_unused]] std::shared_ptr<Impl> self, s
   asio::error_code read_ec;
   asio::error_code write_ec;
   while (!p->closed) {
-    const std::size_t n = co_await from.async_read_some(asio::buffer(d.buffer.get(), config.max_buffer),
-                                                        asio::redirect_error(use_awaitable, read_ec));
+    const std::size_t n =
+        co_await from.async_read_some(asio::buffer(d.buffer.get(), config.max_buffer),
+                                      asio::redirect_error(use_awaitable, read_ec));
     if (read_ec) break;
     d.held = n;
     stats.tcp_buffered += n;
@@ -252,8 +264,9 @@ awaitable<void> Relay::Impl::pump([[maybe_unused]] std::shared_ptr<Impl> self, s
     p->last_activity = Clock::now();
     std::size_t sent = 0;
     while (sent < n && !write_ec) {
-      const std::size_t w = co_await to.async_write_some(asio::buffer(d.buffer.get() + sent, n - sent),
-                                                         asio::redirect_error(use_awaitable, write_ec));
+      const std::size_t w =
+          co_await to.async_write_some(asio::buffer(d.buffer.get() + sent, n - sent),
+                                       asio::redirect_error(use_awaitable, write_ec));
       sent += w;
       d.held -= w;
       stats.tcp_buffered -= w;
@@ -319,8 +332,9 @@ std::shared_ptr<Relay::Impl::Association> Relay::Impl::associate(const Udp::endp
   if (associations.size() >= config.max_associations) {
     const auto idlest = lru.front();
     ++stats.udp_associations_evicted;
-    note(log_evicted, "forgot UDP client " + text_of(idlest->client) + ", idle longest, for " + text_of(client) + ": " +
-                          std::to_string(config.max_associations) + " associations (max_associations)");
+    note(log_evicted, "forgot UDP client " + text_of(idlest->client) + ", idle longest, for " +
+                          text_of(client) + ": " + std::to_string(config.max_associations) +
+                          " associations (max_associations)");
     drop(idlest);
   }
   auto a = std::make_shared<Association>(io);
@@ -330,8 +344,8 @@ std::shared_ptr<Relay::Impl::Association> Relay::Impl::associate(const Udp::endp
   if (!ec) a->socket.non_blocking(true, ec);
   if (ec) {
     ++stats.udp_send_drops;
-    note(log_dropped, "dropped a datagram from " + text_of(client) + ": no socket towards " + text_of(forward_udp) +
-                          ": " + ec.message());
+    note(log_dropped, "dropped a datagram from " + text_of(client) + ": no socket towards " +
+                          text_of(forward_udp) + ": " + ec.message());
     a->socket.close(ec);
     return nullptr;
   }
@@ -415,12 +429,15 @@ Relay::Relay(asio::io_context& io, RelayConfig config) {
   // The parser's ranges, checked again for configurations built in code: a zero here would spin
   // (max_buffer), evict from nothing (max_associations) or drop everything at once (idle).
   if (config.max_buffer == 0 || config.max_associations == 0 || config.idle <= Millis(0)) {
-    throw std::invalid_argument("relay " + config.name + ": max_buffer, max_associations and idle must be positive");
+    throw std::invalid_argument("relay " + config.name +
+                                ": max_buffer, max_associations and idle must be positive");
   }
   impl_ = std::make_shared<Impl>(io, std::move(config));
 }
 
-Relay::~Relay() { stop(); }
+Relay::~Relay() {
+  stop();
+}
 
 void Relay::start() {
   Impl& s = *impl_;
@@ -429,14 +446,18 @@ void Relay::start() {
   try {
     Tcp::resolver resolver(s.io);
     const std::string port = std::to_string(s.config.forward.port);
-    for (const auto& r : resolver.resolve(s.config.forward.host, port, Tcp::resolver::numeric_service)) {
+    for (const auto& r :
+         resolver.resolve(s.config.forward.host, port, Tcp::resolver::numeric_service)) {
       s.forward_tcp.push_back(r.endpoint());
     }
     Udp::resolver udp_resolver(s.io);
-    s.forward_udp = udp_resolver.resolve(s.config.forward.host, port, Udp::resolver::numeric_service).begin()->endpoint();
+    s.forward_udp =
+        udp_resolver.resolve(s.config.forward.host, port, Udp::resolver::numeric_service)
+            .begin()
+            ->endpoint();
   } catch (const std::system_error& e) {
-    throw std::runtime_error("relay " + s.config.name + ": cannot resolve forward " + text_of(s.config.forward) +
-                             ": " + e.what());
+    throw std::runtime_error("relay " + s.config.name + ": cannot resolve forward " +
+                             text_of(s.config.forward) + ": " + e.what());
   }
   try {
     s.open_listeners();
@@ -445,11 +466,12 @@ void Relay::start() {
     s.acceptor.close(ignored);
     s.udp.close(ignored);
     s.bound_port = 0;
-    throw std::runtime_error("relay " + s.config.name + ": cannot listen on " + where + ": " + e.what());
+    throw std::runtime_error("relay " + s.config.name + ": cannot listen on " + where + ": " +
+                             e.what());
   }
   s.started = true;
-  spdlog::info("relay {}: {} (TCP and UDP) → {}", s.config.name, text_of(s.acceptor.local_endpoint()),
-               text_of(s.config.forward));
+  spdlog::info("relay {}: {} (TCP and UDP) → {}", s.config.name,
+               text_of(s.acceptor.local_endpoint()), text_of(s.config.forward));
   s.accept_next();
   s.wait_listen();
   s.sweep();
@@ -461,7 +483,9 @@ void Relay::stop() {
   spdlog::info("relay {}: stopped", impl_->config.name);
 }
 
-std::uint16_t Relay::port() const { return impl_->bound_port; }
+std::uint16_t Relay::port() const {
+  return impl_->bound_port;
+}
 
 RelayStats Relay::stats() const {
   RelayStats s = impl_->stats;

@@ -3,11 +3,10 @@
 // the sealed datagrams are end to end between the daemons.
 #pragma once
 
+#include <asio/io_context.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-
-#include <asio/io_context.hpp>
 
 #include "tripd/config.hpp"
 
@@ -22,8 +21,8 @@ struct RelayStats {
   std::uint64_t tcp_idle_closed = 0;       ///< closed after `idle` without a byte either way
   std::uint64_t tcp_bytes_to_forward = 0;
   std::uint64_t tcp_bytes_to_client = 0;
-  std::uint64_t tcp_buffered = 0;       ///< bytes held now, all connections and directions
-  std::uint64_t tcp_buffer_peak = 0;    ///< the most one direction of one connection ever held
+  std::uint64_t tcp_buffered = 0;     ///< bytes held now, all connections and directions
+  std::uint64_t tcp_buffer_peak = 0;  ///< the most one direction of one connection ever held
   std::uint64_t udp_datagrams_to_forward = 0;
   std::uint64_t udp_bytes_to_forward = 0;
   std::uint64_t udp_datagrams_to_client = 0;
@@ -31,7 +30,7 @@ struct RelayStats {
   std::uint64_t udp_associations_open = 0;
   std::uint64_t udp_associations_evicted = 0;  ///< the idlest, dropped for a new client address
   std::uint64_t udp_associations_expired = 0;  ///< dropped after `idle` without traffic
-  std::uint64_t udp_send_drops = 0;  ///< datagrams dropped: a send would block or failed
+  std::uint64_t udp_send_drops = 0;            ///< datagrams dropped: a send would block or failed
 };
 
 /// One relay on a caller's io_context. Single-threaded: construct, start(), stop() and read

@@ -1,7 +1,5 @@
 // The relay (docs/trip.md §9) on loopback: echo and source servers behind it, clients in front.
 // The relay runs on its own thread; the tests read its stats on that thread (RelayRunner::call).
-#include "tripd/relay.hpp"
-
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "../support/wait.hpp"
+#include "tripd/relay.hpp"
 
 namespace {
 
@@ -51,8 +50,8 @@ RelayConfig relay_config(std::uint16_t forward_port) {
 }
 
 std::size_t open_descriptors() {
-  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                                std::filesystem::directory_iterator()));
+  return static_cast<std::size_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator()));
 }
 
 // A relay on its own io_context and thread.
@@ -79,8 +78,12 @@ class RelayRunner {
     asio::post(io_, [&task] { task(); });
     return result.get();
   }
-  RelayStats stats() { return call([this] { return relay_.stats(); }); }
-  void stop() { call([this] { relay_.stop(); }); }
+  RelayStats stats() {
+    return call([this] { return relay_.stats(); });
+  }
+  void stop() {
+    call([this] { relay_.stop(); });
+  }
   std::uint16_t port() const { return relay_.port(); }
   Tcp::endpoint tcp() const { return {kLoopback, port()}; }
   Udp::endpoint udp() const { return {kLoopback, port()}; }
@@ -115,7 +118,8 @@ class TcpServer {
   asio::awaitable<void> accept_loop() {
     for (;;) {
       asio::error_code ec;
-      Tcp::socket s = co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+      Tcp::socket s =
+          co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return;
       asio::co_spawn(io_, handler_(std::move(s)), asio::detached);
     }
@@ -131,9 +135,11 @@ asio::awaitable<void> echo(Tcp::socket s) {
   Bytes buffer(65536);
   asio::error_code ec;
   for (;;) {
-    const std::size_t n = co_await s.async_read_some(asio::buffer(buffer), asio::redirect_error(asio::use_awaitable, ec));
+    const std::size_t n = co_await s.async_read_some(asio::buffer(buffer),
+                                                     asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;
-    co_await asio::async_write(s, asio::buffer(buffer.data(), n), asio::redirect_error(asio::use_awaitable, ec));
+    co_await asio::async_write(s, asio::buffer(buffer.data(), n),
+                               asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return;
   }
   s.shutdown(Tcp::socket::shutdown_send, ec);
@@ -172,7 +178,8 @@ Exchange exchange(asio::io_context& io, Tcp::socket& s, const Bytes& out, bool t
   std::function<void()> read_next = [&] {
     if (r.received.size() >= expect) return;
     s.async_read_some(asio::buffer(chunk), [&](asio::error_code ec, std::size_t n) {
-      r.received.insert(r.received.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+      r.received.insert(r.received.end(), chunk.begin(),
+                        chunk.begin() + static_cast<std::ptrdiff_t>(n));
       if (ec) {
         r.eof = ec == asio::error::eof;
         return;
@@ -356,8 +363,8 @@ class UdpEcho {
     for (;;) {
       Udp::endpoint from;
       asio::error_code ec;
-      const std::size_t n =
-          co_await socket_.async_receive_from(asio::buffer(buffer), from, asio::redirect_error(asio::use_awaitable, ec));
+      const std::size_t n = co_await socket_.async_receive_from(
+          asio::buffer(buffer), from, asio::redirect_error(asio::use_awaitable, ec));
       if (ec == asio::error::operation_aborted) co_return;
       if (!ec) socket_.send_to(asio::buffer(buffer.data(), n), from, 0, ec);
     }
@@ -370,7 +377,8 @@ class UdpEcho {
 struct UdpClient {
   explicit UdpClient(asio::io_context& io_) : io(io_), socket(io_, Udp::endpoint(kLoopback, 0)) {}
   // Sends `out` to `to` and waits for one datagram: it, and where it came from.
-  std::optional<Bytes> ask(const Udp::endpoint& to, const Bytes& out, Udp::endpoint* from = nullptr) {
+  std::optional<Bytes> ask(const Udp::endpoint& to, const Bytes& out,
+                           Udp::endpoint* from = nullptr) {
     socket.send_to(asio::buffer(out), to);
     Bytes in(65536);
     std::optional<Bytes> got;
@@ -392,7 +400,9 @@ struct UdpClient {
   Udp::socket socket;
 };
 
-Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+Bytes text(const std::string& s) {
+  return Bytes(s.begin(), s.end());
+}
 
 TEST(TripRelay, Section9_UdpClientsGetOnlyTheirOwnReplies) {
   UdpEcho server;
@@ -403,9 +413,11 @@ TEST(TripRelay, Section9_UdpClientsGetOnlyTheirOwnReplies) {
   UdpClient two(io);
   for (int i = 0; i < 10; ++i) {
     Udp::endpoint from;
-    EXPECT_EQ(one.ask(relay.udp(), text("one " + std::to_string(i)), &from), text("one " + std::to_string(i)));
+    EXPECT_EQ(one.ask(relay.udp(), text("one " + std::to_string(i)), &from),
+              text("one " + std::to_string(i)));
     EXPECT_EQ(from, relay.udp());  // replies come from the listen address
-    EXPECT_EQ(two.ask(relay.udp(), text("two " + std::to_string(i))), text("two " + std::to_string(i)));
+    EXPECT_EQ(two.ask(relay.udp(), text("two " + std::to_string(i))),
+              text("two " + std::to_string(i)));
   }
   const RelayStats st = relay.stats();
   EXPECT_EQ(st.udp_associations_open, 2u);
@@ -462,7 +474,8 @@ TEST(TripRelay, Section9_TheLargestDatagramIsRelayedWhole) {
   relay.start();
   asio::io_context io;
   UdpClient a(io);
-  const Bytes big = pattern(65'507, 5);  // the most UDP over IPv4 carries (65,535 - IP - UDP headers)
+  const Bytes big =
+      pattern(65'507, 5);  // the most UDP over IPv4 carries (65,535 - IP - UDP headers)
   EXPECT_EQ(a.ask(relay.udp(), big), big);
   EXPECT_EQ(relay.stats().udp_bytes_to_client, big.size());
 }
@@ -477,7 +490,9 @@ TEST(TripRelay, StartNamesTheAddressItCannotBind) {
     relay.start();
     FAIL() << "start() bound a port in use";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(c.listen.port)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(c.listen.port)),
+              std::string::npos)
+        << e.what();
   }
   relay.stop();
 }
@@ -545,11 +560,13 @@ TEST(TripRelay, StopWhileTrafficFlowsLeavesNoSocketOpen) {
     std::vector<std::unique_ptr<UdpClient>> udp_clients;
     for (int i = 0; i < 3; ++i) {
       udp_clients.push_back(std::make_unique<UdpClient>(udp_io));
-      for (int k = 0; k < 20; ++k) udp_clients.back()->socket.send_to(asio::buffer(pattern(1000, 40 + k)), relay.udp());
+      for (int k = 0; k < 20; ++k)
+        udp_clients.back()->socket.send_to(asio::buffer(pattern(1000, 40 + k)), relay.udp());
     }
     const bool flowing = eventually([&] {
       const RelayStats st = relay.stats();
-      return st.tcp_bytes_to_client > (1u << 20) && st.udp_associations_open == 3 && st.udp_datagrams_to_client > 0;
+      return st.tcp_bytes_to_client > (1u << 20) && st.udp_associations_open == 3 &&
+             st.udp_datagrams_to_client > 0;
     });
     relay.stop();  // while the clients still write and read
     const RelayStats st = relay.stats();
@@ -561,7 +578,8 @@ TEST(TripRelay, StopWhileTrafficFlowsLeavesNoSocketOpen) {
   }
   // The clients are gone and the echo server's connections end with them: only the relay's own
   // sockets could still be open.
-  EXPECT_TRUE(eventually([&] { return open_descriptors() == before; })) << open_descriptors() << " vs " << before;
+  EXPECT_TRUE(eventually([&] { return open_descriptors() == before; }))
+      << open_descriptors() << " vs " << before;
 }
 
 }  // namespace
