@@ -128,7 +128,7 @@ struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
   std::shared_ptr<Association> associate(const Udp::endpoint& client);
   void wait_association(const std::shared_ptr<Association>& a);
   void drain_association(const std::shared_ptr<Association>& a);
-  void drop(const std::shared_ptr<Association>& a);
+  void drop(std::shared_ptr<Association> a);  // by value: callers pass lru's own element
   void touch(Association& a);
 
   void sweep();
@@ -387,7 +387,7 @@ void Relay::Impl::touch(Association& a) {
   lru.splice(lru.end(), lru, a.lru);
 }
 
-void Relay::Impl::drop(const std::shared_ptr<Association>& a) {
+void Relay::Impl::drop(std::shared_ptr<Association> a) {
   if (a->closed) return;
   a->closed = true;
   asio::error_code ec;
