@@ -387,6 +387,8 @@ void Relay::Impl::touch(Association& a) {
   lru.splice(lru.end(), lru, a.lru);
 }
 
+// A reference could be lru's own element, which this erases.
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 void Relay::Impl::drop(std::shared_ptr<Association> a) {
   if (a->closed) return;
   a->closed = true;
@@ -436,7 +438,12 @@ Relay::Relay(asio::io_context& io, RelayConfig config) {
 }
 
 Relay::~Relay() {
-  stop();
+  try {
+    stop();
+  } catch (const std::exception&) {
+    // Only allocation (the list of pairs to close) or logging can fail here; destroying `io`
+    // then closes what is left.
+  }
 }
 
 void Relay::start() {
