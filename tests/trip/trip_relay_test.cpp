@@ -29,7 +29,7 @@ using Udp = asio::ip::udp;
 using Bytes = std::vector<std::uint8_t>;
 using namespace std::chrono_literals;
 
-const auto kLoopback = asio::ip::make_address_v4("127.0.0.1");
+const asio::ip::address_v4 kLoopback = asio::ip::address_v4::loopback();
 constexpr auto kClientPatience = 30s;  // for one exchange of a client with the relay
 
 Bytes pattern(std::size_t n, std::uint32_t seed) {
@@ -274,7 +274,7 @@ TEST(TripRelay, Section9_ASlowReaderPausesReadingAtMaxBuffer) {
   constexpr std::size_t kTotal = 10u << 20;
   TcpServer server([](Tcp::socket s) { return source(std::move(s), kTotal); });
   RelayConfig c = relay_config(server.port());
-  c.max_buffer = 64 * 1024;
+  c.max_buffer = std::size_t{64} * 1024;
   RelayRunner relay(c);
   relay.start();
   asio::io_context io;
