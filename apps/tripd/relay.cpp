@@ -20,16 +20,8 @@ namespace pqot::tripd {
 
 namespace {
 
-using Tcp = asio::ip::tcp;
-using Udp = asio::ip::udp;
-using Clock = std::chrono::steady_clock;
 using asio::awaitable;
 using asio::use_awaitable;
-
-constexpr std::size_t kMaxDatagram = 65'535;
-constexpr int kDatagramsPerWake = 64;  // then other sockets get their turn
-constexpr auto kAcceptPause = std::chrono::milliseconds(100);
-constexpr int kPortZeroTries = 16;  // port 0: a free TCP port whose UDP twin is free too
 
 std::string text_of(const common::HostPort& hp) {
   const bool v6 = hp.host.find(':') != std::string::npos;
@@ -45,6 +37,15 @@ std::string text_of(const Endpoint& ep) {
 }  // namespace
 
 struct Relay::Impl : std::enable_shared_from_this<Relay::Impl> {
+  // Names of this class's own, not of the namespace: tripd_net's files share a unity batch.
+  using Tcp = asio::ip::tcp;
+  using Udp = asio::ip::udp;
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::size_t kMaxDatagram = 65'535;
+  static constexpr int kDatagramsPerWake = 64;  // then other sockets get their turn
+  static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+  static constexpr int kPortZeroTries = 16;  // port 0: a free TCP port whose UDP twin is free too
+
   // One TCP connection and its twin towards `forward`. Each direction owns one buffer of at most
   // `max_buffer` bytes: it is read into only once the other side has taken all of it, so a slow
   // reader pauses reading from its peer instead of growing a queue.
@@ -447,6 +448,8 @@ Relay::~Relay() {
 }
 
 void Relay::start() {
+  using Tcp = Impl::Tcp;
+  using Udp = Impl::Udp;
   Impl& s = *impl_;
   if (s.started) throw std::logic_error("relay " + s.config.name + ": start() twice");
   const std::string where = text_of(s.config.listen);
