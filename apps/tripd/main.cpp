@@ -12,6 +12,7 @@
 
 #include "daemon.hpp"
 #include "metrics_page.hpp"
+#include "relay.hpp"
 #include "pqot/metrics/http_server.hpp"
 #include "tripd/config.hpp"
 
@@ -57,12 +58,18 @@ int main(int argc, char** argv) {
   try {
     asio::io_context io;
     const auto metrics_listen = config.metrics_listen;
+    const std::vector<RelayConfig> relay_configs = config.relays;
     Daemon daemon(io, std::move(config));
     daemon.start();
+    std::vector<std::unique_ptr<Relay>> relays;
+    for (const RelayConfig& rc : relay_configs) {
+      relays.push_back(std::make_unique<Relay>(io, rc));
+      relays.back()->start();
+    }
     std::unique_ptr<pqot::metrics::MetricsHttpServer> metrics;
     if (metrics_listen) {
-      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(io, metrics_listen->host, metrics_listen->port,
-                                                                   [&daemon] { return metrics_page(daemon); });
+      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(
+          io, metrics_listen->host, metrics_listen->port, [&] { return metrics_page(daemon, relays, relay_configs); });
       metrics->start();
     }
     asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -70,6 +77,7 @@ int main(int argc, char** argv) {
       if (ec) return;
       spdlog::info("signal {}: stopping", sig);
       daemon.stop();
+      for (auto& r : relays) r->stop();
       if (metrics) metrics->stop();
       // Let the CLOSE frames go out, then end.
       auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));

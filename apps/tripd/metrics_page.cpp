@@ -26,9 +26,46 @@ void per_flow(metrics::MetricsWriter& w, const std::vector<FlowStatus>& flows, c
   }
 }
 
+// One counter or gauge family with a sample per relay.
+void per_relay(metrics::MetricsWriter& w, const std::vector<std::pair<std::string, RelayStats>>& relays, const char* name,
+               const char* help, MetricType type, const std::function<std::uint64_t(const RelayStats&)>& get) {
+  w.family(name, help, type);
+  for (const auto& [relay, st] : relays) w.sample(name, {{"relay", relay}}, get(st));
+}
+
+void relay_metrics(metrics::MetricsWriter& w, const std::vector<std::pair<std::string, RelayStats>>& r) {
+  using S = const RelayStats&;
+  per_relay(w, r, "trip_relay_tcp_accepted_total", "TCP connections taken and forwarded.", MetricType::counter, [](S s) { return s.tcp_accepted; });
+  per_relay(w, r, "trip_relay_tcp_open", "TCP connections open.", MetricType::gauge, [](S s) { return s.tcp_open; });
+  per_relay(w, r, "trip_relay_tcp_refused_total", "TCP connections closed at once: max_connections were open.", MetricType::counter,
+            [](S s) { return s.tcp_refused; });
+  per_relay(w, r, "trip_relay_tcp_connect_failures_total", "Connections to forward that failed.", MetricType::counter,
+            [](S s) { return s.tcp_connect_failures; });
+  per_relay(w, r, "trip_relay_tcp_idle_closed_total", "TCP connections closed after idle_ms.", MetricType::counter,
+            [](S s) { return s.tcp_idle_closed; });
+  per_relay(w, r, "trip_relay_tcp_bytes_to_forward_total", "TCP bytes towards forward.", MetricType::counter,
+            [](S s) { return s.tcp_bytes_to_forward; });
+  per_relay(w, r, "trip_relay_tcp_bytes_to_client_total", "TCP bytes back to the clients.", MetricType::counter,
+            [](S s) { return s.tcp_bytes_to_client; });
+  per_relay(w, r, "trip_relay_tcp_buffered_bytes", "TCP bytes held now.", MetricType::gauge, [](S s) { return s.tcp_buffered; });
+  per_relay(w, r, "trip_relay_udp_datagrams_to_forward_total", "UDP datagrams towards forward.", MetricType::counter,
+            [](S s) { return s.udp_datagrams_to_forward; });
+  per_relay(w, r, "trip_relay_udp_datagrams_to_client_total", "UDP datagrams back to the clients.", MetricType::counter,
+            [](S s) { return s.udp_datagrams_to_client; });
+  per_relay(w, r, "trip_relay_udp_associations", "UDP client addresses remembered.", MetricType::gauge,
+            [](S s) { return s.udp_associations_open; });
+  per_relay(w, r, "trip_relay_udp_associations_evicted_total", "Associations dropped for a new client address.", MetricType::counter,
+            [](S s) { return s.udp_associations_evicted; });
+  per_relay(w, r, "trip_relay_udp_associations_expired_total", "Associations dropped after idle_ms.", MetricType::counter,
+            [](S s) { return s.udp_associations_expired; });
+  per_relay(w, r, "trip_relay_udp_send_drops_total", "UDP datagrams dropped: a send would block or failed.", MetricType::counter,
+            [](S s) { return s.udp_send_drops; });
+}
+
 }  // namespace
 
-std::string metrics_page(const Daemon& d) {
+std::string metrics_page(const Daemon& d, const std::vector<std::unique_ptr<Relay>>& relays,
+                         const std::vector<RelayConfig>& relay_configs) {
   metrics::MetricsWriter w;
   const auto paths = d.paths();
   const auto flows = d.flows();
@@ -84,6 +121,11 @@ std::string metrics_page(const Daemon& d) {
            [](const FlowCounters& c) { return c.too_old + c.stale_boot; }, false);
   per_flow(w, flows, "trip_flow_deliver_errors_total", "Deliveries the local socket refused.",
            [](const FlowCounters& c) { return c.deliver_errors; }, false);
+  if (!relays.empty()) {
+    std::vector<std::pair<std::string, RelayStats>> r;
+    for (std::size_t i = 0; i < relays.size() && i < relay_configs.size(); ++i) r.emplace_back(relay_configs[i].name, relays[i]->stats());
+    relay_metrics(w, r);
+  }
   return w.take();
 }
 

@@ -3,11 +3,16 @@
 
 #include <string>
 
+#include <memory>
+#include <vector>
+
 #include "daemon.hpp"
+#include "relay.hpp"
 
 namespace pqot::tripd {
 
-/// The page for the daemon's state now; called on the daemon's thread.
-std::string metrics_page(const Daemon& d);
+/// The page for the daemon's and the relays' state now; called on their thread.
+std::string metrics_page(const Daemon& d, const std::vector<std::unique_ptr<Relay>>& relays,
+                         const std::vector<RelayConfig>& relay_configs);
 
 }  // namespace pqot::tripd

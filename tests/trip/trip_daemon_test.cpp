@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <atomic>
 #include <future>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "tripd/daemon.hpp"
+#include "tripd/relay.hpp"
 #include "pqot/pki/test_pki.hpp"
 
 namespace pqot::tripd {
@@ -94,6 +97,7 @@ class TripPair {
       client_->start();
     });
   }
+  asio::io_context& io() { return io_; }
   Daemon& server() { return *server_; }
   Daemon& client() { return *client_; }
   std::vector<PathStatus> client_paths() {
@@ -224,29 +228,47 @@ TEST(TripDaemon, ACertificateWithoutTheTripRoleIsRefused) {
   EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
 }
 
-// A receiver of 162-byte datagrams numbered in their first 4 bytes.
+// A receiver of 162-byte datagrams numbered in their first 4 bytes, read by a thread of its own
+// as they come (a socket buffer left unread would drop them: the loss would be the test's).
 class TripReceiver {
  public:
   TripReceiver() : socket_(io_, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
-    struct timeval tv{0, 200'000};
+    struct timeval tv{0, 50'000};
     setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    reader_ = std::thread([this] {
+      std::array<std::uint8_t, 2048> buf{};
+      while (!stop_) {
+        // recv(2) itself: asio's blocking receive polls again after SO_RCVTIMEO and never returns.
+        const ssize_t n = ::recv(socket_.native_handle(), buf.data(), buf.size(), 0);
+        if (n < 0) continue;
+        std::lock_guard lock(mutex_);
+        got_.push_back(n >= 4 ? (buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3]) : -1);
+        last_ = std::chrono::steady_clock::now();
+      }
+    });
+  }
+  ~TripReceiver() {
+    stop_ = true;
+    reader_.join();
   }
   std::uint16_t port() const { return socket_.local_endpoint().port(); }
-  // Everything that arrives within `quiet` of the last datagram.
+  // What arrived, once nothing more came for 300 ms; cleared.
   std::vector<int> drain() {
-    std::vector<int> got;
-    std::array<std::uint8_t, 2048> buf{};
     for (;;) {
-      // recv(2) itself: asio's blocking receive polls again after SO_RCVTIMEO and never returns.
-      const ssize_t n = ::recv(socket_.native_handle(), buf.data(), buf.size(), 0);
-      if (n < 0) return got;
-      got.push_back(n >= 4 ? (buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3]) : -1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::lock_guard lock(mutex_);
+      if (std::chrono::steady_clock::now() - last_ > std::chrono::milliseconds(300)) return std::exchange(got_, {});
     }
   }
 
  private:
   asio::io_context io_;
   udp::socket socket_;
+  std::atomic<bool> stop_{false};
+  std::mutex mutex_;
+  std::vector<int> got_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::thread reader_;
 };
 
 void trip_send_numbered(std::uint16_t port, int from, int to) {
@@ -339,6 +361,57 @@ TEST(TripDaemon, HostileDatagramsDeliverNothingAndTheFlowGoesOn) {
   EXPECT_EQ(receiver.drain().size(), 50u);
   EXPECT_TRUE(pair.client_paths()[0].up);
   EXPECT_EQ(pair.server_flows()[0].counters.delivered, 50u);
+}
+
+// docs/trip.md §4.4, §9: one path through a relay. The relay stops mid-stream (its connections
+// close) and comes back on the same port: the direct path carries every datagram meanwhile (no
+// loss), and the relayed path is re-established in the background.
+TEST(TripDaemon, ARelayThatStopsAndReturnsLosesNothingAndThePathComesBack) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = trip_free_udp_port();
+  TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
+  RelayConfig rc;
+  rc.name = "r1";
+  rc.listen = {"127.0.0.1", 0};
+  rc.forward = {"127.0.0.1", pair.server().listen_port("p2")};
+  auto relay = pair.on_io([&] {
+    auto r = std::make_unique<Relay>(pair.io(), rc);
+    r->start();
+    return r;
+  });
+  rc.listen.port = relay->port();
+  const std::string client = "[[path]]\nname = \"p1\"\nnumber = 1\nconnect = \"127.0.0.1:" +
+                             std::to_string(pair.server().listen_port("p1")) + "\"\n[[path]]\nname = \"p2\"\nnumber = 2\nconnect = \"127.0.0.1:" +
+                             std::to_string(rc.listen.port) + "\"\n[limits]\nreconnect_min_ms = 50\nreconnect_max_ms = 200\n" +
+                             "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n";
+  pair.start_client("client1", client);
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+
+  std::atomic<bool> done{false};
+  std::thread sender([&] {
+    trip_send_numbered(reflect_port, 0, 600);  // about a second at one per millisecond and more
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  pair.on_io([&] { relay->stop(); });
+  EXPECT_TRUE(trip_eventually([&] { return !pair.client_paths()[1].up; }, std::chrono::seconds(10)));
+  pair.on_io([&] {
+    relay = std::make_unique<Relay>(pair.io(), rc);  // the same port again
+    relay->start();
+  });
+  sender.join();
+  std::vector<int> got = receiver.drain();
+  std::sort(got.begin(), got.end());
+  ASSERT_EQ(got.size(), 600u);
+  for (int i = 0; i < 600; ++i) ASSERT_EQ(got[i], i);
+  EXPECT_TRUE(trip_eventually([&] { return pair.client_paths()[1].up && pair.client_paths()[1].counters.sessions >= 2; }));
+  // Through the relay again: the relayed path brings its copy of each of the next 50.
+  const std::uint64_t relayed_before = pair.server_paths()[1].counters.received;
+  trip_send_numbered(reflect_port, 600, 650);
+  EXPECT_EQ(receiver.drain().size(), 50u);
+  EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[1].counters.received == relayed_before + 50; }))
+      << pair.server_paths()[1].counters.received - relayed_before;
+  pair.on_io([&] { relay->stop(); });
 }
 
 }  // namespace
