@@ -185,6 +185,46 @@ void check_whole(const TomlReader& r, const toml::table& root, TripdConfig& c) {
   if (!c.flows.empty() && c.paths.empty()) r.fail_file("flows are configured but no [[path]]");
   if (!c.paths.empty() && !c.identity) r.fail_file("paths need an [identity] (ca, cert, key)");
   if (c.paths.empty() && c.relays.empty()) r.fail_file("nothing to do: configure [[path]] and [[flow]], or [[relay]]");
+  // docs/trip.md §4.1: a CLIENT_HELLO (at most 4,096 bytes) holds 48 bytes, the encapsulation key
+  // and 3 bytes per flow; the flows of a path must fit with the largest key this side may send
+  // (connecting) or accept (listening).
+  const auto ek_size = [](trip::KemId k) -> std::size_t {
+    switch (k) {
+      case trip::KemId::ml_kem_768: return 1184;
+      case trip::KemId::ml_kem_1024: return 1568;
+      case trip::KemId::x_wing: return 1216;
+    }
+    return 1568;
+  };
+  for (const PathConfig& p : c.paths) {
+    std::size_t ek = ek_size(c.session.kem);
+    if (!p.is_client()) {
+      ek = 0;
+      for (trip::KemId k : c.session.accept_kems) ek = std::max(ek, ek_size(k));
+    }
+    const std::size_t room = (trip::kMaxControlBody - 48 - ek) / 3;
+    const std::size_t n = c.session_flows(p).size();
+    if (n > room) {
+      r.fail_file("path " + in_quotes(p.name) + " carries " + std::to_string(n) + " flows; with its KEM a handshake holds at most " +
+                  std::to_string(room));
+    }
+  }
+  // A filtered flow trusts one reflector: the paths that carry it must accept the same peers
+  // (listening) or expect the same server name (connecting), else another identity allowed on
+  // one of them could claim the flow's boot (docs/trip.md §8).
+  for (const FlowConfig& f : c.flows) {
+    if (f.reflects()) continue;
+    const auto on = c.paths_of(f);
+    for (const PathConfig* p : on) {
+      const PathConfig& first = *on.front();
+      std::set<std::string> a(p->peers.begin(), p->peers.end());
+      std::set<std::string> b(first.peers.begin(), first.peers.end());
+      if (p->is_client() != first.is_client() || a != b || p->server_name != first.server_name) {
+        r.fail_file("flow " + std::to_string(f.id) + " is filtered here: its paths " + in_quotes(first.name) + " and " +
+                    in_quotes(p->name) + " must trust the same peer (the same side, peers and server_name)");
+      }
+    }
+  }
   std::set<std::string> relay_names;
   for (const RelayConfig& rc : c.relays) {
     if (!relay_names.insert(rc.name).second) r.fail_file("two relays are named " + in_quotes(rc.name));

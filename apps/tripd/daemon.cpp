@@ -47,7 +47,7 @@ void Daemon::start() {
     server_tls_ = std::make_unique<asio::ssl::context>(channel::make_server_tls(files));
     client_tls_ = std::make_unique<asio::ssl::context>(channel::make_client_tls(files));
   }
-  for (const PathConfig& pc : config_.paths) paths_.push_back(std::make_unique<Path>(io_, pc));
+  for (const PathConfig& pc : config_.paths) paths_.push_back(std::make_unique<Path>(io_, pc, config_.limits));
   for (const FlowConfig& fc : config_.flows) {
     if (fc.reflects()) {
       auto f = std::make_unique<ReflectFlow>(io_, fc);
@@ -95,14 +95,17 @@ void Daemon::stop() {
   if (stopped_) return;
   stopped_ = true;
   std::error_code ec;
+  for (auto& weak : connections_) {
+    if (auto c = weak.lock()) c->close(trip::CloseCode::shutdown, "tripd is stopping");
+  }
+  connections_.clear();
   for (auto& p : paths_) {
     p->keepalive_timer.cancel();
     p->retry_timer.cancel();
+    p->grace_timer.cancel();
+    p->previous.reset();  // its keys wiped now
     if (p->acceptor) p->acceptor->close(ec);
     if (p->connecting) p->connecting->abort();
-    for (auto* live : {&p->current, &p->previous}) {
-      if (*live && (*live)->control) (*live)->control->close(trip::CloseCode::shutdown, "tripd is stopping");
-    }
     p->data.close(ec);
   }
   for (auto& f : reflect_flows_) f->socket.close(ec);
@@ -211,10 +214,10 @@ void Daemon::on_datagram(Path& p, crypto::ByteView dg, const udp::endpoint& from
     return;
   }
   if (opened->type == trip::DatagramType::keepalive) {
-    ++p.counters.keepalives_received;
     const auto body = trip::decode_keepalive(crypto::ByteView(plain.data(), opened->size));
-    if (body && live->session->on_keepalive(opened->counter, *body, now) && live->session->role() == trip::SessionRole::server) {
-      live->peer = from;  // docs/trip.md §2.1 step 7
+    if (body && live->session->on_keepalive(opened->counter, *body, now)) {
+      ++p.counters.keepalives_received;  // new ones only: a replay is not counted
+      if (live->session->role() == trip::SessionRole::server) live->peer = from;  // docs/trip.md §2.1 step 7
     }
     return;
   }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "control_connection.hpp"
+#include "pqot/common/admission.hpp"
 #include "pqot/trip/filter.hpp"
 #include "pqot/trip/session.hpp"
 #include "tripd/config.hpp"
@@ -106,11 +107,14 @@ class Daemon {
   asio::awaitable<void> client_loop(Path& p);
   asio::awaitable<void> client_connect(Path& p);
   asio::awaitable<void> accept_loop(Path& p);
-  asio::awaitable<void> serve(Path& p, std::shared_ptr<ControlConnection> conn);
+  asio::awaitable<void> serve(Path& p, std::shared_ptr<ControlConnection> conn,
+                              std::shared_ptr<common::HandshakeSlots::Ticket> slot);
   asio::awaitable<void> control_loop(Path& p, std::shared_ptr<ControlConnection> conn);
   void install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn);
   void retire(Path& p, const ControlConnection* conn);
   void keepalive_tick(Path& p);
+  void track(const std::shared_ptr<ControlConnection>& conn);
+  void arm_grace(Path& p);
   void send_keepalive(Path& p);
 
   asio::awaitable<void> path_receive(Path& p);
@@ -127,8 +131,8 @@ class Daemon {
   std::vector<std::unique_ptr<Path>> paths_;
   std::vector<std::unique_ptr<ReflectFlow>> reflect_flows_;
   std::map<std::uint16_t, std::unique_ptr<FilterFlow>> filter_flows_;
-  std::size_t handshakes_ = 0;
-  std::map<asio::ip::address, std::size_t> handshakes_by_source_;
+  /// Every control connection not yet ended (weak): stop() aborts them all, handshakes included.
+  std::vector<std::weak_ptr<ControlConnection>> connections_;
   bool stopped_ = false;
   std::size_t tasks_ = 0;
   // One datagram at a time on the daemon's thread: sealed copies and opened plaintext.

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon.hpp"
+#include "pqot/common/admission.hpp"
 #include "pqot/common/log_limiter.hpp"
 
 namespace pqot::tripd {
@@ -22,7 +23,14 @@ struct LiveSession {
 };
 
 struct Daemon::Path {
-  Path(asio::io_context& io, const PathConfig& c) : config(c), data(io), keepalive_timer(io), retry_timer(io) {}
+  Path(asio::io_context& io, const PathConfig& c, const LimitsConfig& limits)
+      : config(c),
+        data(io),
+        keepalive_timer(io),
+        retry_timer(io),
+        grace_timer(io),
+        handshakes(std::make_shared<common::HandshakeSlots>(static_cast<std::uint32_t>(limits.max_handshakes),
+                                                            static_cast<std::uint32_t>(limits.max_handshakes_per_source))) {}
   const PathConfig& config;
   udp::socket data;  ///< the path's datagrams
   std::optional<tcp::acceptor> acceptor;
@@ -30,6 +38,12 @@ struct Daemon::Path {
   std::optional<LiveSession> previous;  ///< receives only, for session_grace
   asio::steady_timer keepalive_timer;
   asio::steady_timer retry_timer;  ///< client: the backoff before the next connection
+  asio::steady_timer grace_timer;  ///< drops the previous session (and wipes its keys) after session_grace
+  /// Server: this path's handshakes in progress, per source prefix and in all (docs/trip.md §10):
+  /// one path's flood cannot hold another path's slots, and a newcomer takes the place of the
+  /// oldest handshake of the busiest source.
+  std::shared_ptr<common::HandshakeSlots> handshakes;
+  Clock::time_point last_ping{};  ///< when a PING last went out on the current control connection
   std::uint8_t next_session = 0;        ///< server: the number of the next session
   std::shared_ptr<ControlConnection> connecting;  ///< client: the connection in handshake
   PathCounters counters;

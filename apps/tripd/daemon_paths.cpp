@@ -30,6 +30,23 @@ class HandshakeDeadline {
   std::shared_ptr<asio::steady_timer> timer_;
 };
 
+// The handshake bounds count per source prefix (an IPv4 /24, an IPv6 /64): one host, or one
+// attacker with a block of addresses, is one source.
+std::string source_prefix(const asio::ip::address& a) {
+  if (a.is_v4()) {
+    auto b = a.to_v4().to_bytes();
+    b[3] = 0;
+    return asio::ip::address_v4(b).to_string() + "/24";
+  }
+  auto b = a.to_v6().to_bytes();
+  for (std::size_t i = 8; i < b.size(); ++i) b[i] = 0;
+  return asio::ip::address_v6(b).to_string() + "/64";
+}
+
+// How often a PING goes over an otherwise silent control connection, so that relays, NATs and
+// firewalls do not drop it as idle (docs/trip.md §3).
+constexpr Clock::duration kPingInterval = std::chrono::seconds(15);
+
 std::string peer_text(const ControlConnection& c) {
   return c.remote().address().to_string() + ":" + std::to_string(c.remote().port());
 }
@@ -103,12 +120,20 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
   tcp::socket socket(io_);
   auto conn = std::make_shared<ControlConnection>(std::move(socket), *client_tls_);
   p.connecting = conn;
-  trip::SessionAgreement agreement;
+  track(conn);
+  const auto ended = [&] {
+    if (stopped_ || conn->closed()) throw std::runtime_error("handshake ended (deadline or stop)");
+  };
+  std::unique_ptr<trip::Session> session;
   {
     HandshakeDeadline deadline(io_, conn, config_.limits.handshake_timeout);
     tcp::resolver resolver(io_);
     const auto endpoints = co_await resolver.async_resolve(to.host, std::to_string(to.port), use_awaitable);
+    ended();  // an abort during the resolve closed a socket that async_connect would open again
     co_await asio::async_connect(conn->tls().lowest_layer(), endpoints, use_awaitable);
+    ended();
+    asio::error_code ignored;
+    conn->tls().lowest_layer().set_option(asio::socket_base::keep_alive(true), ignored);
     std::error_code ec;
     conn->note_remote();
     const tcp::endpoint remote = conn->remote();
@@ -118,18 +143,27 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
     co_await conn->write_frame(trip::FrameType::client_hello, hs.hello_body());
     const auto sh = co_await expect(*conn, trip::FrameType::server_hello, "SERVER_HELLO");
     crypto::Bytes exporter = channel::tls_exporter(conn->tls(), trip::kExporterLabel);
+    std::optional<trip::SessionAgreement> agreement;
     try {
-      agreement = hs.finish(sh.body, exporter);
+      agreement.emplace(hs.finish(sh.body, exporter));
+    } catch (const trip::HandshakeError& e) {
+      crypto::secure_wipe(exporter);
+      conn->close(e.code(), e.what());  // the server's operator sees why too
+      throw;
     } catch (...) {
       crypto::secure_wipe(exporter);
       throw;
     }
     crypto::secure_wipe(exporter);
     const auto ready = co_await expect(*conn, trip::FrameType::ready, "READY");
-    if (!trip::ready_matches(agreement.keys, ready.body)) {
+    ended();
+    if (!trip::ready_matches(agreement->keys, ready.body)) {
       conn->close(trip::CloseCode::protocol, "READY does not match: the two sides hold different keys");
       throw std::runtime_error("READY does not match");
     }
+    // The session takes its keys; the agreement's copies are wiped as it goes (docs/trip.md §5).
+    session = std::make_unique<trip::Session>(trip::SessionRole::client, *agreement, Clock::now());
+    agreement.reset();
     // The datagrams take the route the control connection took (docs/trip.md §1).
     if (p.data.is_open()) p.data.close(ec);
     const udp::endpoint peer(remote.address(), remote.port());
@@ -139,13 +173,14 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
     if (ec) throw std::runtime_error("cannot open UDP to " + peer.address().to_string() + ": " + ec.message());
     spawn(path_receive(p));
   }
-  auto session = std::make_unique<trip::Session>(trip::SessionRole::client, agreement, Clock::now());
+  ended();
   std::error_code ec;
+  const std::uint8_t number = session->number();
+  const std::uint64_t server_boot = session->peer_boot();
   install(p, std::move(session), conn);
   p.current->peer = p.data.remote_endpoint(ec);
   send_keepalive(p);  // at once: the server learns where to send (docs/trip.md §7)
-  spdlog::info("path {}: session {} up with {} (server boot {:016x})", p.config.name, agreement.session, peer_text(*conn),
-               agreement.server_boot);
+  spdlog::info("path {}: session {} up with {} (server boot {:016x})", p.config.name, number, peer_text(*conn), server_boot);
   co_await control_loop(p, conn);
 }
 
@@ -162,34 +197,37 @@ asio::awaitable<void> Daemon::accept_loop(Path& p) {
     }
     std::error_code ec;
     const auto source = socket.remote_endpoint(ec).address();
-    if (handshakes_ >= config_.limits.max_handshakes || handshakes_by_source_[source] >= config_.limits.max_handshakes_per_source) {
+    auto conn = std::make_shared<ControlConnection>(std::move(socket), *server_tls_);
+    std::weak_ptr<ControlConnection> weak = conn;
+    auto [verdict, ticket] = p.handshakes->admit(source_prefix(source), [weak] {
+      if (auto c = weak.lock()) c->abort();  // a newcomer took this idle handshake's place
+    });
+    if (!ticket) {
       ++p.counters.busy;
-      if (p.log_limit.allow().log) spdlog::warn("path {}: connection from {} refused: too many handshakes", p.config.name, source.to_string());
-      socket.close(ec);
-      if (handshakes_by_source_[source] == 0) handshakes_by_source_.erase(source);
+      if (p.log_limit.allow().log) {
+        spdlog::warn("path {}: connection from {} refused: {} handshakes in progress", p.config.name, source.to_string(),
+                     verdict == common::HandshakeSlots::Verdict::source_full ? "its source holds its share of" : "the path holds its");
+      }
+      conn->abort();
       continue;
     }
-    auto conn = std::make_shared<ControlConnection>(std::move(socket), *server_tls_);
-    spawn(serve(p, conn));
+    track(conn);
+    spawn(serve(p, conn, std::make_shared<common::HandshakeSlots::Ticket>(std::move(ticket))));
   }
 }
 
-asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> conn) {
+asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> conn,
+                                     std::shared_ptr<common::HandshakeSlots::Ticket> slot) {
   const auto source = conn->remote().address();
-  ++handshakes_;
-  ++handshakes_by_source_[source];
-  bool counted = true;
-  const auto uncount = [&] {
-    if (!counted) return;
-    counted = false;
-    --handshakes_;
-    if (--handshakes_by_source_[source] == 0) handshakes_by_source_.erase(source);
+  const auto ended = [&] {
+    if (stopped_ || conn->closed()) throw std::runtime_error("handshake ended (deadline, eviction or stop)");
   };
   try {
-    trip::SessionAgreement agreement;
+    std::unique_ptr<trip::Session> session;
     {
       HandshakeDeadline deadline(io_, conn, config_.limits.handshake_timeout);
       co_await conn->tls().async_handshake(asio::ssl::stream_base::server, use_awaitable);
+      ended();
       const channel::Principal who = channel::peer_principal(conn->tls());
       const bool has_role = std::find(who.roles.begin(), who.roles.end(), "trip") != who.roles.end();
       const bool listed = std::find(p.config.peers.begin(), p.config.peers.end(), who.identity) != p.config.peers.end();
@@ -200,6 +238,7 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
         throw std::runtime_error(why);
       }
       const auto ch = co_await expect(*conn, trip::FrameType::client_hello, "CLIENT_HELLO");
+      ended();
       trip::ServerOffer offer;
       offer.accept_kems = config_.session.accept_kems;
       offer.keepalive_ms = config_.session.keepalive_ms;
@@ -207,28 +246,31 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
       offer.key_update_datagrams = config_.session.key_update_datagrams;
       offer.key_update_seconds = config_.session.key_update_seconds;
       crypto::Bytes exporter = channel::tls_exporter(conn->tls(), trip::kExporterLabel);
-      trip::ServerAnswer answer;
+      std::optional<trip::ServerAnswer> answer;
       try {
-        answer = trip::answer_client_hello(ch.body, exporter, offer, config_.session_flows(p.config), boot_, p.next_session);
+        // The number is taken now: two handshakes of one path in flight never share one (§4.3).
+        answer.emplace(trip::answer_client_hello(ch.body, exporter, offer, config_.session_flows(p.config), boot_, p.next_session++));
       } catch (const trip::HandshakeError& e) {
         crypto::secure_wipe(exporter);
         conn->close(e.code(), e.what());
         throw;
       }
       crypto::secure_wipe(exporter);
-      co_await conn->write_frame(trip::FrameType::server_hello, answer.body);
-      const channel::Digest ready = trip::ready_body(answer.agreement.keys);
+      co_await conn->write_frame(trip::FrameType::server_hello, answer->body);
+      const channel::Digest ready = trip::ready_body(answer->agreement.keys);
       co_await conn->write_frame(trip::FrameType::ready, ready);
-      agreement = std::move(answer.agreement);
+      ended();
+      session = std::make_unique<trip::Session>(trip::SessionRole::server, answer->agreement, Clock::now());
+      answer.reset();  // the agreement's copies of the keys are wiped (docs/trip.md §5)
     }
-    uncount();
-    ++p.next_session;
-    install(p, std::make_unique<trip::Session>(trip::SessionRole::server, agreement, Clock::now()), conn);
-    spdlog::info("path {}: session {} up with {} (client boot {:016x})", p.config.name, agreement.session, peer_text(*conn),
-                 agreement.client_boot);
+    slot->release();
+    const std::uint8_t number = session->number();
+    const std::uint64_t client_boot = session->peer_boot();
+    install(p, std::move(session), conn);
+    spdlog::info("path {}: session {} up with {} (client boot {:016x})", p.config.name, number, peer_text(*conn), client_boot);
     co_await control_loop(p, conn);
   } catch (const std::exception& e) {
-    uncount();
+    slot->release();
     conn->abort();
     if (!stopped_) {
       ++p.counters.handshake_failures;
@@ -263,6 +305,20 @@ asio::awaitable<void> Daemon::control_loop(Path& p, std::shared_ptr<ControlConne
 }
 
 void Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn) {
+  if (stopped_) {
+    conn->close(trip::CloseCode::shutdown, "tripd is stopping");
+    return;
+  }
+  for (auto& [id, f] : filter_flows_) {
+    if (s->filters(id) && f->filter.boot_retired(s->peer_boot())) {
+      // docs/trip.md §8: a boot whose window was dropped never gets a fresh one.
+      spdlog::warn("path {}: the peer claims boot {:016x}, whose window of flow {} was dropped: refused", p.config.name,
+                   s->peer_boot(), id);
+      conn->close(trip::CloseCode::protocol, "this boot's window was dropped: restart to get a new boot");
+      conn->abort();
+      return;
+    }
+  }
   if (p.current) {
     if (p.current->control) p.current->control->close(trip::CloseCode::replaced, "a newer session of this path replaced it");
     p.current->retired = Clock::now();
@@ -274,7 +330,23 @@ void Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<
     if (s->filters(id)) f->filter.start_boot(s->peer_boot(), Clock::now());
   }
   p.current = LiveSession{std::move(s), std::move(conn), std::nullopt, {}};
+  p.last_ping = Clock::now();
+  arm_grace(p);
   keepalive_tick(p);
+}
+
+void Daemon::track(const std::shared_ptr<ControlConnection>& conn) {
+  std::erase_if(connections_, [](const std::weak_ptr<ControlConnection>& w) { return w.expired(); });
+  connections_.push_back(conn);
+}
+
+void Daemon::arm_grace(Path& p) {
+  if (!p.previous) return;
+  p.grace_timer.expires_at(p.previous->retired + config_.limits.session_grace);
+  p.grace_timer.async_wait([this, &p](std::error_code ec) {
+    if (ec || stopped_) return;
+    if (p.previous && Clock::now() - p.previous->retired >= config_.limits.session_grace) p.previous.reset();  // keys wiped
+  });
 }
 
 void Daemon::retire(Path& p, const ControlConnection* conn) {
@@ -283,6 +355,7 @@ void Daemon::retire(Path& p, const ControlConnection* conn) {
     p.current->control.reset();
     p.previous = std::move(p.current);
     p.current.reset();
+    arm_grace(p);
     spdlog::info("path {}: down", p.config.name);
   }
 }
@@ -295,10 +368,20 @@ void Daemon::keepalive_tick(Path& p) {
     if (p.current->session->dead(Clock::now())) {
       ++p.counters.sessions_dead;
       spdlog::warn("path {}: no keepalive for {} ms: the session ends", p.config.name, p.current->session->dead_after().count());
-      if (p.current->control) p.current->control->close(trip::CloseCode::timeout, "no keepalive within dead_after_ms");
-      return;  // the control loop ends and retires it
+      const auto conn = p.current->control;
+      if (conn) {
+        conn->close(trip::CloseCode::timeout, "no keepalive within dead_after_ms");
+        conn->abort();  // in case the CLOSE cannot be written: the control loop ends either way
+      }
+      retire(p, conn.get());
+      return;
     }
     send_keepalive(p);
+    if (p.current->control && Clock::now() - p.last_ping >= kPingInterval) {
+      std::array<std::uint8_t, trip::kPingBodySize> token{};
+      p.current->control->send(trip::FrameType::ping, token);
+      p.last_ping = Clock::now();
+    }
     keepalive_tick(p);
   });
 }

@@ -5,14 +5,17 @@
 //
 // Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or a valid configuration; 2 a bad command line or
 // configuration; 1 a failure at start (a certificate, an address in use).
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 
 #include "daemon.hpp"
 #include "metrics_page.hpp"
 #include "relay.hpp"
+#include "status_server.hpp"
 #include "pqot/metrics/http_server.hpp"
 #include "tripd/config.hpp"
 
@@ -53,11 +56,13 @@ int main(int argc, char** argv) {
               << config.flows.size() - reflect << " filtered, " << config.relays.size() << " relays\n";
     return 0;
   }
+  spdlog::set_default_logger(spdlog::stderr_color_st("tripd"));  // logs on stderr; stdout stays for --check-config
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   spdlog::set_level(spdlog::level::from_str(log_level.empty() ? config.log_level : log_level));
   try {
     asio::io_context io;
     const auto metrics_listen = config.metrics_listen;
+    const auto status_socket = config.status_socket;
     const std::vector<RelayConfig> relay_configs = config.relays;
     Daemon daemon(io, std::move(config));
     daemon.start();
@@ -72,13 +77,30 @@ int main(int argc, char** argv) {
           io, metrics_listen->host, metrics_listen->port, [&] { return metrics_page(daemon, relays, relay_configs); });
       metrics->start();
     }
+    std::unique_ptr<StatusServer> status;
+    if (status_socket) {
+      status = std::make_unique<StatusServer>(io, *status_socket, [&daemon] { return status_json(daemon); });
+      status->start();
+    }
+    // SIGHUP would end the process by default: until reload is built (docs/tripd.md), it says so.
+    asio::signal_set hangup(io, SIGHUP);
+    std::function<void()> wait_hangup = [&] {
+      hangup.async_wait([&](std::error_code ec, int) {
+        if (ec) return;
+        spdlog::warn("SIGHUP: reloading the configuration is not built yet; restart tripd to apply a new one");
+        wait_hangup();
+      });
+    };
+    wait_hangup();
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](std::error_code ec, int sig) {
       if (ec) return;
       spdlog::info("signal {}: stopping", sig);
       daemon.stop();
+      hangup.cancel();
       for (auto& r : relays) r->stop();
       if (metrics) metrics->stop();
+      if (status) status->stop();
       // Let the CLOSE frames go out, then end.
       auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(200));
       timer->async_wait([&io, timer](std::error_code) { io.stop(); });

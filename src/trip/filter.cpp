@@ -1,14 +1,25 @@
 // TRIP's filter for one flow (docs/trip.md §8).
 #include "pqot/trip/filter.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace pqot::trip {
+
+void FlowFilter::retire(const BootWindow& w) noexcept {
+  retired_[retired_next_] = w.boot;
+  retired_next_ = (retired_next_ + 1) % retired_.size();
+}
+
+bool FlowFilter::boot_retired(std::uint64_t boot) const noexcept {
+  return boot != 0 && std::find(retired_.begin(), retired_.end(), boot) != retired_.end();
+}
 
 void FlowFilter::start_boot(std::uint64_t boot, Clock::time_point now) {
   if (current_ && current_->boot == boot) return;
   std::optional<BootWindow> back;
   if (previous_ && previous_->boot == boot) back = std::move(previous_);
+  if (previous_) retire(*previous_);
   if (current_) {
     current_->retired = now;
     previous_ = std::move(current_);
@@ -24,7 +35,10 @@ void FlowFilter::start_boot(std::uint64_t boot, Clock::time_point now) {
 }
 
 FlowFilter::BootWindow* FlowFilter::find(std::uint64_t boot, Clock::time_point now) {
-  if (previous_ && now - previous_->retired > boot_grace_) previous_.reset();
+  if (previous_ && now - previous_->retired > boot_grace_) {
+    retire(*previous_);
+    previous_.reset();
+  }
   if (current_ && current_->boot == boot) return &*current_;
   if (previous_ && previous_->boot == boot) return &*previous_;
   return nullptr;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -13,6 +15,7 @@
 
 #include "tripd/daemon.hpp"
 #include "tripd/relay.hpp"
+#include "tripd/status_server.hpp"
 #include "pqot/pki/test_pki.hpp"
 
 namespace pqot::tripd {
@@ -60,6 +63,8 @@ class TripPair {
       server_->stop();
     });
     trip_wait_idle([this] { return (!client_ || client_->idle()) && server_->idle(); });
+    // A stopped daemon ends its coroutines (docs/tripd.md): one still running is a bug here.
+    if (!on_io([this] { return (!client_ || client_->idle()) && server_->idle(); })) ADD_FAILURE() << "a daemon did not become idle";
     guard_.reset();
     io_.stop();
     thread_.join();
@@ -92,6 +97,7 @@ class TripPair {
   void restart_client(const std::string& who, const std::string& toml) {
     on_io([&] { client_->stop(); });
     trip_wait_idle([this] { return client_->idle(); });
+    ASSERT_TRUE(on_io([this] { return client_->idle(); })) << "the stopped daemon did not become idle";
     on_io([&] {
       client_ = std::make_unique<Daemon>(io_, parse_config(identity(who) + toml, "a.toml", ""));
       client_->start();
@@ -412,6 +418,87 @@ TEST(TripDaemon, ARelayThatStopsAndReturnsLosesNothingAndThePathComesBack) {
   EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[1].counters.received == relayed_before + 50; }))
       << pair.server_paths()[1].counters.received - relayed_before;
   pair.on_io([&] { relay->stop(); });
+}
+
+// docs/tripd.md, "trip status": the status socket answers with the paths and flows, and `trip
+// status` prints them; another path than a socket is refused.
+TEST(TripDaemon, TripStatusShowsThePathsLive) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = trip_free_udp_port();
+  TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 2) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  trip_send_numbered(reflect_port, 0, 20);
+  ASSERT_EQ(receiver.drain().size(), 20u);
+  TripTempDir dir;
+  const fs::path sock = dir.path / "status.sock";
+  auto server = pair.on_io([&] {
+    auto st = std::make_unique<StatusServer>(pair.io(), sock, [&pair] { return status_json(pair.server()); });
+    st->start();
+    return st;
+  });
+  EXPECT_EQ(fs::status(sock).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  const std::string out_file = (dir.path / "out.txt").string();
+  const std::string cmd = std::string(PQOT_BIN_DIR) + "/trip status --socket " + sock.string() + " > " + out_file + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(out_file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("p1"), std::string::npos) << text;
+  EXPECT_NE(text.find("server"), std::string::npos) << text;
+  EXPECT_NE(text.find("filter"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DOWN"), std::string::npos) << text;  // both paths up
+  const std::string json_cmd = std::string(PQOT_BIN_DIR) + "/trip status --json --socket " + sock.string() + " > " + out_file;
+  ASSERT_EQ(std::system(json_cmd.c_str()), 0);
+  std::ifstream jin(out_file);
+  const auto j = nlohmann::json::parse(jin);
+  ASSERT_EQ(j["paths"].size(), 2u);
+  EXPECT_EQ(j["flows"][0]["delivered"], 20);
+  EXPECT_EQ(j["paths"][0]["won"].get<int>() + j["paths"][1]["won"].get<int>(), 20);
+  // A second daemon on the same socket is refused while this one runs; a file that is not a socket too.
+  EXPECT_THROW(pair.on_io([&] { StatusServer(pair.io(), sock, [] { return std::string(); }).start(); }), std::runtime_error);
+  std::ofstream(dir.path / "plain") << "x";
+  EXPECT_THROW(pair.on_io([&] { StatusServer(pair.io(), dir.path / "plain", [] { return std::string(); }).start(); }), std::runtime_error);
+  pair.on_io([&] { server->stop(); });
+  EXPECT_NE(std::system((std::string(PQOT_BIN_DIR) + "/trip status --socket " + sock.string() + " 2>/dev/null").c_str()), 0);
+}
+
+// docs/trip.md §3: a certificate with the 'trip' role whose name the path does not list is
+// refused with not_allowed.
+TEST(TripDaemon, ACertificateThePathDoesNotListIsRefused) {
+  TripPair pair("[[path]]\nname = \"p1\"\nnumber = 1\nlisten = \"127.0.0.1:0\"\npeers = [\"somebody-else\"]\n"
+                "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
+                                   std::to_string(trip_free_udp_port()) + "\"\n");
+  EXPECT_TRUE(trip_eventually([&] {
+    return pair.server_paths()[0].counters.handshake_failures >= 2 && pair.client_paths()[0].counters.handshake_failures >= 2;
+  }));
+  EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
+  EXPECT_FALSE(pair.client_paths()[0].up);
+}
+
+// Idle TCP connections from outside, without a certificate, holding handshake slots (docs/trip.md
+// §10): one source prefix holds at most its share (4), and when sixteen prefixes fill the path's
+// sixteen slots, a newcomer takes the place of the oldest idle one: the legitimate client's
+// session comes up either way.
+TEST(TripDaemon, AnIdleConnectionFloodDoesNotKeepTheClientOut) {
+  // Held handshakes would last a minute: the client gets in only by taking an idle one's place.
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n[limits]\nhandshake_timeout_ms = 60000\n");
+  const std::uint16_t port = pair.server().listen_port("p1");
+  asio::io_context io;
+  std::vector<std::unique_ptr<asio::ip::tcp::socket>> held;
+  const auto hold_from = [&](const std::string& source) {
+    auto s = std::make_unique<asio::ip::tcp::socket>(io);
+    s->open(asio::ip::tcp::v4());
+    s->bind(asio::ip::tcp::endpoint(asio::ip::make_address(source), 0));
+    s->connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    held.push_back(std::move(s));
+  };
+  for (int i = 0; i < 10; ++i) hold_from("127.0.5.1");  // one prefix: 4 held, 6 refused
+  EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[0].counters.busy >= 6; })) << pair.server_paths()[0].counters.busy;
+  for (int i = 0; i < 16; ++i) hold_from("127.0." + std::to_string(10 + i) + ".1");  // sixteen prefixes: the path is full
+  pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
+                                   std::to_string(trip_free_udp_port()) + "\"\n");
+  EXPECT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
 }
 
 }  // namespace

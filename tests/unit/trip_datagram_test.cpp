@@ -175,9 +175,25 @@ TEST(TripKeys, SenderAndReceiverFollowEpochsAndAForgedEpochMovesNothing) {
   const crypto::Bytes forged = seal_datagram(forged_key, next, crypto::Bytes(4));
   EXPECT_FALSE(receive.open(next, forged, out, t0));
   EXPECT_EQ(receive.epoch(), 66u);
-  // Epochs out of reach (two ahead, or older than the three kept) are refused.
-  const Header ahead{DatagramType::data, static_cast<std::uint8_t>(68 & 0x3f), 1, 1, 1001};
-  EXPECT_FALSE(receive.open(ahead, seal_datagram(forged_key, ahead, crypto::Bytes(4)), out, t0));
+  // Epochs out of reach are refused even under their genuine keys: two ahead (68), and older
+  // than the three kept (62).
+  const channel::KeySchedule schedule(kLabelPrefix);
+  std::vector<channel::Key> keys{k.c2s};
+  for (int e = 1; e <= 68; ++e) keys.push_back(schedule.next_epoch(keys.back()));
+  const auto sealed_in = [&](int epoch, std::uint64_t label) {
+    crypto::Aes256Gcm aead(keys[static_cast<std::size_t>(epoch)].span());
+    const Header h{DatagramType::data, static_cast<std::uint8_t>(epoch & 0x3f), 1, 1, label};
+    return std::make_pair(h, seal_datagram(aead, h, crypto::Bytes(4)));
+  };
+  const auto [ahead_h, ahead_dg] = sealed_in(68, 1001);
+  EXPECT_FALSE(receive.open(ahead_h, ahead_dg, out, t0));
+  const auto [old_h, old_dg] = sealed_in(62, 1002);
+  EXPECT_FALSE(receive.open(old_h, old_dg, out, t0));
+  const auto [kept_h, kept_dg] = sealed_in(63, 1003);  // the oldest kept
+  EXPECT_TRUE(receive.open(kept_h, kept_dg, out, t0));
+  const auto [next_h, next_dg] = sealed_in(67, 1004);  // the next one: adopted once it authenticates
+  EXPECT_TRUE(receive.open(next_h, next_dg, out, t0));
+  EXPECT_EQ(receive.epoch(), 67u);
 }
 
 TEST(TripKeys, APreviousEpochOpensDuringItsGraceOnly) {

@@ -4,6 +4,7 @@
 // handshake, never because a datagram names it. Called only after a datagram authenticated.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -40,6 +41,11 @@ class FlowFilter {
   /// current again with its window (two reflectors under one identity would alternate; the caller
   /// logs that).
   void start_boot(std::uint64_t boot, Clock::time_point now);
+  /// Whether `boot`'s window was dropped: a session claiming it again must be refused, or copies
+  /// of that boot replayed in order would be delivered a second time into a fresh window. The
+  /// last kRetiredBoots dropped are remembered.
+  bool boot_retired(std::uint64_t boot) const noexcept;
+  static constexpr std::size_t kRetiredBoots = 16;
 
   /// The verdict for an authenticated copy of `label` sent by reflector boot `boot`; records the
   /// label if it is delivered.
@@ -59,8 +65,12 @@ class FlowFilter {
   };
   BootWindow* find(std::uint64_t boot, Clock::time_point now);
 
+  void retire(const BootWindow& w) noexcept;
+
   Clock::duration boot_grace_;
   Clock::duration max_age_;
+  std::array<std::uint64_t, kRetiredBoots> retired_{};  // 0: empty (boots are never 0)
+  std::size_t retired_next_ = 0;
   std::optional<BootWindow> current_;
   std::optional<BootWindow> previous_;
 };
