@@ -98,11 +98,32 @@ TEST(TripdConfig, MistakesAreRefusedWithTheirLine) {
       {"[[relay]]\nname = \"bad name\"\nlisten = \"h:1\"\nforward = \"h:2\"\n", "letters, digits"},
       {"[log]\nlevel = \"loud\"\n", "trace, debug"},
       {"a = [", "t.toml:1:"},
+      // A filtered flow's paths trust one peer (docs/trip.md §8).
+      {kTripIdentity + "[[path]]\nname = \"a\"\nnumber = 1\nlisten = \"0.0.0.0:1\"\npeers = [\"x\"]\n"
+                       "[[path]]\nname = \"b\"\nnumber = 2\nlisten = \"0.0.0.0:2\"\npeers = [\"y\"]\n"
+                       "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:8\"\n",
+       "must trust the same peer"},
+      {kTripIdentity + "[[path]]\nname = \"a\"\nnumber = 1\nconnect = \"h:1\"\n"
+                       "[[path]]\nname = \"b\"\nnumber = 2\nconnect = \"h:2\"\nserver_name = \"other\"\n"
+                       "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:8\"\n",
+       "must trust the same peer"},
   };
   for (const auto& c : cases) {
     const std::string got = trip_refusal(c.text);
     EXPECT_NE(got.find(c.expected), std::string::npos) << c.text << "\n=> " << got;
   }
+}
+
+// docs/trip.md §4.1: a path's flows must fit one CLIENT_HELLO with its KEM's key.
+TEST(TripdConfig, APathsFlowsMustFitOneHandshake) {
+  const auto with_flows = [](int n, const std::string& kem) {
+    std::string t = kTripIdentity + "[session]\nkem = \"" + kem + "\"\n[[path]]\nname = \"a\"\nnumber = 1\nconnect = \"h:1\"\n";
+    for (int i = 1; i <= n; ++i) t += "[[flow]]\nid = " + std::to_string(i) + "\nreflect = \"127.0.0.1:" + std::to_string(1000 + i) + "\"\n";
+    return t;
+  };
+  EXPECT_EQ(trip_refusal(with_flows(954, "ML-KEM-768")), "");  // (4096 - 48 - 1184) / 3
+  EXPECT_NE(trip_refusal(with_flows(955, "ML-KEM-768")).find("at most 954"), std::string::npos);
+  EXPECT_NE(trip_refusal(with_flows(900, "ML-KEM-1024")).find("at most 826"), std::string::npos);
 }
 
 }  // namespace
