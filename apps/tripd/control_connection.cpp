@@ -66,7 +66,15 @@ void ControlConnection::close(trip::CloseCode code, const std::string& reason) {
   if (closing_ || closed_) return;
   send(trip::FrameType::close, trip::encode(trip::Close{code, reason}));
   closing_ = true;
-  if (!writing_) abort();
+  if (!writing_) {
+    abort();
+    return;
+  }
+  // A peer that does not read cannot keep the connection: it is closed after kCloseGrace anyway.
+  auto timer = std::make_shared<asio::steady_timer>(stream_.get_executor(), kCloseGrace);
+  timer->async_wait([self = shared_from_this(), timer](std::error_code ec) {
+    if (!ec) self->abort();
+  });
 }
 
 void ControlConnection::abort() {

@@ -7,6 +7,7 @@
 
 #include <asio.hpp>
 #include <asio/ssl.hpp>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -19,6 +20,8 @@ namespace pqot::tripd {
 class ControlConnection : public std::enable_shared_from_this<ControlConnection> {
  public:
   static constexpr std::size_t kMaxQueued = 64 * 1024;
+  /// How long close() waits for its CLOSE frame to be written before closing the socket.
+  static constexpr std::chrono::seconds kCloseGrace{2};
 
   ControlConnection(asio::ip::tcp::socket socket, asio::ssl::context& tls);
 
@@ -30,7 +33,8 @@ class ControlConnection : public std::enable_shared_from_this<ControlConnection>
   asio::awaitable<void> write_frame(trip::FrameType type, crypto::ByteView body);
   /// Queues a frame; closes the connection if the queue would pass kMaxQueued.
   void send(trip::FrameType type, crypto::ByteView body);
-  /// Queues CLOSE, then shuts the connection down once it is written. Idempotent.
+  /// Queues CLOSE, then shuts the connection down once it is written, or after kCloseGrace if
+  /// it cannot be. Idempotent.
   void close(trip::CloseCode code, const std::string& reason);
   /// Closes the socket at once (pending reads end with an error). Idempotent.
   void abort();

@@ -110,7 +110,9 @@ class Daemon {
   asio::awaitable<void> serve(Path& p, std::shared_ptr<ControlConnection> conn,
                               std::shared_ptr<common::HandshakeSlots::Ticket> slot);
   asio::awaitable<void> control_loop(Path& p, std::shared_ptr<ControlConnection> conn);
-  void install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn);
+  /// Makes `s` the path's current session; false (and `conn` closed) if the daemon is stopping or
+  /// the peer's boot was retired.
+  bool install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn);
   void retire(Path& p, const ControlConnection* conn);
   void keepalive_tick(Path& p);
   void track(const std::shared_ptr<ControlConnection>& conn);

@@ -177,7 +177,7 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
   std::error_code ec;
   const std::uint8_t number = session->number();
   const std::uint64_t server_boot = session->peer_boot();
-  install(p, std::move(session), conn);
+  if (!install(p, std::move(session), conn)) throw std::runtime_error("the session was not installed");
   p.current->peer = p.data.remote_endpoint(ec);
   send_keepalive(p);  // at once: the server learns where to send (docs/trip.md §7)
   spdlog::info("path {}: session {} up with {} (server boot {:016x})", p.config.name, number, peer_text(*conn), server_boot);
@@ -266,7 +266,7 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
     slot->release();
     const std::uint8_t number = session->number();
     const std::uint64_t client_boot = session->peer_boot();
-    install(p, std::move(session), conn);
+    if (!install(p, std::move(session), conn)) throw std::runtime_error("the session was not installed");
     spdlog::info("path {}: session {} up with {} (client boot {:016x})", p.config.name, number, peer_text(*conn), client_boot);
     co_await control_loop(p, conn);
   } catch (const std::exception& e) {
@@ -304,10 +304,10 @@ asio::awaitable<void> Daemon::control_loop(Path& p, std::shared_ptr<ControlConne
   retire(p, conn.get());
 }
 
-void Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn) {
+bool Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn) {
   if (stopped_) {
     conn->close(trip::CloseCode::shutdown, "tripd is stopping");
-    return;
+    return false;
   }
   for (auto& [id, f] : filter_flows_) {
     if (s->filters(id) && f->filter.boot_retired(s->peer_boot())) {
@@ -315,8 +315,7 @@ void Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<
       spdlog::warn("path {}: the peer claims boot {:016x}, whose window of flow {} was dropped: refused", p.config.name,
                    s->peer_boot(), id);
       conn->close(trip::CloseCode::protocol, "this boot's window was dropped: restart to get a new boot");
-      conn->abort();
-      return;
+      return false;
     }
   }
   if (p.current) {
@@ -333,6 +332,7 @@ void Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<
   p.last_ping = Clock::now();
   arm_grace(p);
   keepalive_tick(p);
+  return true;
 }
 
 void Daemon::track(const std::shared_ptr<ControlConnection>& conn) {
@@ -369,10 +369,7 @@ void Daemon::keepalive_tick(Path& p) {
       ++p.counters.sessions_dead;
       spdlog::warn("path {}: no keepalive for {} ms: the session ends", p.config.name, p.current->session->dead_after().count());
       const auto conn = p.current->control;
-      if (conn) {
-        conn->close(trip::CloseCode::timeout, "no keepalive within dead_after_ms");
-        conn->abort();  // in case the CLOSE cannot be written: the control loop ends either way
-      }
+      if (conn) conn->close(trip::CloseCode::timeout, "no keepalive within dead_after_ms");
       retire(p, conn.get());
       return;
     }
