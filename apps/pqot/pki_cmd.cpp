@@ -28,6 +28,7 @@ struct InitArgs {
   int days = 825;
   bool force = false;
   std::vector<std::string> client_roles;  // "N=ROLE"
+  std::vector<std::string> server_roles;
 };
 
 std::string join(const std::vector<std::string>& items, const char* separator) {
@@ -56,6 +57,7 @@ void run_init(const InitArgs& args) {
   options.clients = args.clients;
   options.days = args.days;
   options.overwrite = args.force;
+  options.server_roles = args.server_roles;
   for (const auto& spec : args.client_roles) {
     const auto eq = spec.find('=');
     int client = 0;
@@ -205,6 +207,9 @@ void add_pki_commands(CLI::App& app) {
       ->capture_default_str();
   init->add_option("--client-role", args->client_roles,
                    "Give client N a role (an OU in its subject), as N=ROLE; repeatable")
+      ->allow_extra_args(false);
+  init->add_option("--server-role", args->server_roles,
+                   "Give the server certificate a role (an OU in its subject); repeatable (TRIP: trip)")
       ->allow_extra_args(false);
   init->add_option("--key-type", args->key_type, "Key type: ecdsa (P-256) or rsa (3072 bits)")
       ->check(CLI::IsMember({"ecdsa", "rsa"}))

@@ -139,6 +139,15 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
     const tcp::endpoint remote = conn->remote();
     channel::set_server_identity(conn->tls(), p.config.server_name);
     co_await conn->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
+    ended();
+    // The name was checked by TLS; the role says the certificate is a TRIP daemon's, not another
+    // service's from the same CA that names the host (docs/trip.md §3).
+    const channel::Principal server = channel::peer_principal(conn->tls());
+    if (std::find(server.roles.begin(), server.roles.end(), "trip") == server.roles.end()) {
+      const std::string why = "the server's certificate '" + common::printable(server.identity) + "' has no organizational unit 'trip'";
+      conn->close(trip::CloseCode::not_allowed, why);
+      throw std::runtime_error(why);
+    }
     trip::ClientHandshake hs(config_.session.kem, boot_, p.config.number, config_.session_flows(p.config));
     co_await conn->write_frame(trip::FrameType::client_hello, hs.hello_body());
     const auto sh = co_await expect(*conn, trip::FrameType::server_hello, "SERVER_HELLO");
@@ -164,14 +173,19 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
     // The session takes its keys; the agreement's copies are wiped as it goes (docs/trip.md §5).
     session = std::make_unique<trip::Session>(trip::SessionRole::client, *agreement, Clock::now());
     agreement.reset();
-    // The datagrams take the route the control connection took (docs/trip.md §1).
-    if (p.data.is_open()) p.data.close(ec);
+    // The datagrams take the route the control connection took (docs/trip.md §1). The socket
+    // of the session before is kept when the route is the same, so that the copies still in
+    // flight towards it arrive and authenticate under that session (§4.4).
     const udp::endpoint peer(remote.address(), remote.port());
-    p.data.open(peer.protocol(), ec);
-    if (!ec) p.data.connect(peer, ec);
-    if (!ec) p.data.non_blocking(true, ec);
-    if (ec) throw std::runtime_error("cannot open UDP to " + peer.address().to_string() + ": " + ec.message());
-    spawn(path_receive(p));
+    std::error_code same_ec;
+    if (!p.data.is_open() || p.data.remote_endpoint(same_ec) != peer || same_ec) {
+      if (p.data.is_open()) p.data.close(ec);
+      p.data.open(peer.protocol(), ec);
+      if (!ec) p.data.connect(peer, ec);
+      if (!ec) p.data.non_blocking(true, ec);
+      if (ec) throw std::runtime_error("cannot open UDP to " + peer.address().to_string() + ": " + ec.message());
+      spawn(path_receive(p));
+    }
   }
   ended();
   std::error_code ec;

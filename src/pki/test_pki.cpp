@@ -196,7 +196,7 @@ enum class Role { ca, server, client };
 struct CertSpec {
   Role role = Role::ca;
   std::string common_name;
-  std::vector<std::string> org_units;  // client roles
+  std::vector<std::string> org_units;  // roles: organizationalUnitNames (clients, and the server if asked)
   std::vector<San> sans;
   int days = 0;
   PkiKeyType key_type = PkiKeyType::ecdsa_p256;
@@ -440,18 +440,22 @@ void validate(const PkiOptions& o) {
   if (o.key_type != PkiKeyType::ecdsa_p256 && o.key_type != PkiKeyType::rsa_3072) {
     throw_invalid("unknown key type");
   }
-  for (const auto& [client, roles] : o.client_roles) {
-    if (client < 1 || client > o.clients) {
-      throw_invalid("role for client " + std::to_string(client) + ", but there are only " +
-                    std::to_string(o.clients) + " clients");
-    }
+  const auto check_roles = [](const std::vector<std::string>& roles) {
     for (const auto& role : roles) {
       const bool printable = std::all_of(role.begin(), role.end(), [](unsigned char c) { return c > 32 && c < 127; });
       if (role.empty() || role.size() > 64 || !printable) {
         throw_invalid("role '" + role + "' must be 1..64 printable characters without spaces");
       }
     }
+  };
+  for (const auto& [client, roles] : o.client_roles) {
+    if (client < 1 || client > o.clients) {
+      throw_invalid("role for client " + std::to_string(client) + ", but there are only " +
+                    std::to_string(o.clients) + " clients");
+    }
+    check_roles(roles);
   }
+  check_roles(o.server_roles);
 }
 
 // Every target is checked before anything is created: refuse the run as a whole, not halfway.
@@ -529,7 +533,7 @@ PkiSummary create_test_pki(const PkiOptions& options) {
   // The CA outlives its leaves, so a chain is never cut short by its root.
   add("ca", Role::ca, kCaName, {}, std::max(options.ca_days, options.days));
   const std::string server_cn = names.front().value;
-  add("server", Role::server, server_cn, std::move(names), options.days);
+  add("server", Role::server, server_cn, std::move(names), options.days, options.server_roles);
   for (int i = 1; i <= options.clients; ++i) {
     const std::string id = "client" + std::to_string(i);
     San uri;

@@ -187,6 +187,23 @@ TEST(PqotPkiCliRoles, ClientRoleBecomesAnOrganizationalUnit) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// The server certificate takes roles too (TRIP's connecting daemons require `trip` of it).
+TEST(PqotPkiCliRoles, ServerRoleBecomesAnOrganizationalUnitOfTheServerOnly) {
+  const TempDir tmp("pqot-pki-server-role");
+  const std::string dir = (tmp.path() / "pki").string();
+  auto r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir, "--clients", "1", "--server-role", "trip"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("OU=trip"), r.out.rfind("OU=trip")) << r.out;  // once: the server's
+  const auto server = r.out.find("server.crt");
+  const auto client = r.out.find("client1.crt");
+  ASSERT_NE(server, std::string::npos) << r.out;
+  ASSERT_NE(client, std::string::npos) << r.out;
+  const auto ou = r.out.find("OU=trip");
+  EXPECT_TRUE(ou != std::string::npos && ou > server && ou < client) << r.out;
+  r = pqot::test::run_process(PQOT_BIN, {"pki", "init", "--dir", dir + "2", "--server-role", "two words"});
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 }  // namespace
 
 // `pqot pki csr` and `pqot pki issue` (docs/pki.md, "Enrolment certificates").

@@ -46,12 +46,12 @@ std::uint16_t trip_free_udp_port() {
 // Two daemons on one io_context thread; status is read on that thread.
 class TripPair {
  public:
-  TripPair(const std::string& server_toml, const std::string& client_builder_note = "") : guard_(io_.get_executor()) {
-    (void)client_builder_note;
+  explicit TripPair(const std::string& server_toml, bool server_has_role = true) : guard_(io_.get_executor()) {
     pki::PkiOptions o;
     o.dir = dir_.path / "pki";
     o.clients = 2;
     o.client_roles[1] = {"trip"};  // client2 has no 'trip' role
+    if (server_has_role) o.server_roles = {"trip"};
     pki::create_test_pki(o);
     server_ = std::make_unique<Daemon>(io_, parse_config(identity("server") + server_toml, "b.toml", ""));
     server_->start();
@@ -499,6 +499,17 @@ TEST(TripDaemon, AnIdleConnectionFloodDoesNotKeepTheClientOut) {
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
                                    std::to_string(trip_free_udp_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+}
+
+// docs/trip.md §3: the client requires the 'trip' role of the server's certificate too, not only
+// its name: another service's certificate from the same CA would otherwise pass.
+TEST(TripDaemon, AServerCertificateWithoutTheTripRoleIsRefusedByTheClient) {
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n", false);
+  pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
+                                   std::to_string(trip_free_udp_port()) + "\"\n");
+  EXPECT_TRUE(trip_eventually([&] { return pair.client_paths()[0].counters.handshake_failures >= 2; }));
+  EXPECT_EQ(pair.client_paths()[0].counters.sessions, 0u);
+  EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ TEST(TripdProgram, TwoDaemonsCarryAFlowAndStopCleanly) {
   o.dir = dir.path() / "pki";
   o.clients = 1;
   o.client_roles[1] = {"trip"};
+  o.server_roles = {"trip"};
   pki::create_test_pki(o);
   asio::io_context io;
   udp::socket receiver(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));

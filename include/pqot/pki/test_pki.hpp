@@ -39,6 +39,9 @@ struct PkiOptions {
   /// Roles of client K (1-based): each becomes an organizationalUnitName in its subject, which
   /// SRMCP reads as a role ("role:NAME" in node ACLs).
   std::map<int, std::vector<std::string>> client_roles;
+  /// Roles of the server certificate, organizationalUnitNames as above (TRIP's daemons require
+  /// `trip` of the side they connect to, docs/trip.md §3).
+  std::vector<std::string> server_roles;
 };
 
 /// One file written by create_test_pki().
