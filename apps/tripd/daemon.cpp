@@ -217,7 +217,7 @@ void Daemon::on_datagram(Path& p, crypto::ByteView dg, const udp::endpoint& from
     const auto body = trip::decode_keepalive(crypto::ByteView(plain.data(), opened->size));
     if (body && live->session->on_keepalive(opened->counter, *body, now)) {
       ++p.counters.keepalives_received;  // new ones only: a replay is not counted
-      if (live->session->role() == trip::SessionRole::server) live->peer = from;  // docs/trip.md §2.1 step 7
+      if (live->session->role() == trip::SessionRole::server) live->peer = from;  // docs/trip.md §2.1 step 6
     }
     return;
   }

@@ -18,7 +18,7 @@ using Clock = trip::Clock;
 struct LiveSession {
   std::unique_ptr<trip::Session> session;
   std::shared_ptr<ControlConnection> control;
-  std::optional<udp::endpoint> peer;  ///< where its datagrams go (server: learned, docs/trip.md §2.1 step 7)
+  std::optional<udp::endpoint> peer;  ///< where its datagrams go (server: learned, docs/trip.md §2.1 step 6)
   Clock::time_point retired{};        ///< when it stopped being current
 };
 
