@@ -15,6 +15,8 @@ std::uint64_t new_boot() {
   return b;
 }
 
+}  // namespace
+
 // A UDP socket bound to `ep`, non-blocking (a full buffer drops a copy; nothing waits).
 void open_udp(udp::socket& s, const udp::endpoint& ep, const std::string& what) {
   std::error_code ec;
@@ -23,8 +25,6 @@ void open_udp(udp::socket& s, const udp::endpoint& ep, const std::string& what) 
   if (!ec) s.non_blocking(true, ec);
   if (ec) throw std::runtime_error("cannot bind UDP " + ep.address().to_string() + ":" + std::to_string(ep.port()) + " for " + what + ": " + ec.message());
 }
-
-}  // namespace
 
 asio::ip::address resolve_address(asio::io_context& io, const common::HostPort& hp, const std::string& what) {
   std::error_code ec;

@@ -73,6 +73,9 @@ struct Daemon::FilterFlow {
   common::LogLimiter log_limit;
 };
 
+/// Opens `s` bound to `ep`, non-blocking; throws std::runtime_error naming `what`.
+void open_udp(udp::socket& s, const udp::endpoint& ep, const std::string& what);
+
 /// The first address `hp` resolves to (numeric or by name); throws std::runtime_error naming `what`.
 asio::ip::address resolve_address(asio::io_context& io, const common::HostPort& hp, const std::string& what);
 

@@ -79,11 +79,7 @@ void Daemon::start_path(Path& p) {
   if (!ec) p.acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("path " + p.config.name + ": cannot listen on TCP " + ep.address().to_string() + ":" + std::to_string(ep.port()) + ": " + ec.message());
   p.bound_port = p.acceptor->local_endpoint().port();
-  const udp::endpoint uep(ep.address(), p.bound_port);
-  p.data.open(uep.protocol(), ec);
-  if (!ec) p.data.bind(uep, ec);
-  if (!ec) p.data.non_blocking(true, ec);
-  if (ec) throw std::runtime_error("path " + p.config.name + ": cannot bind UDP port " + std::to_string(p.bound_port) + ": " + ec.message());
+  open_udp(p.data, udp::endpoint(ep.address(), p.bound_port), "path " + p.config.name);
   spawn(accept_loop(p));
   spawn(path_receive(p));
   spdlog::info("path {}: listening on {}:{} (TCP and UDP)", p.config.name, ep.address().to_string(), p.bound_port);

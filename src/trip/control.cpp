@@ -10,6 +10,7 @@ namespace pqot::trip {
 namespace {
 
 using common::ByteReader;
+using common::ByteWriter;
 
 void need(bool ok, const char* what) {
   if (!ok) throw ControlError(what);
@@ -28,23 +29,10 @@ auto decode_all(crypto::ByteView body, const char* what, F&& f) {
   }
 }
 
-void put_u8(crypto::Bytes& b, std::uint8_t v) { b.push_back(v); }
-void put_u16(crypto::Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v));
-}
-void put_u32(crypto::Bytes& b, std::uint32_t v) {
-  put_u16(b, static_cast<std::uint16_t>(v >> 16));
-  put_u16(b, static_cast<std::uint16_t>(v));
-}
-void put_u64(crypto::Bytes& b, std::uint64_t v) {
-  put_u32(b, static_cast<std::uint32_t>(v >> 32));
-  put_u32(b, static_cast<std::uint32_t>(v));
-}
-void put_bytes16(crypto::Bytes& b, crypto::ByteView v) {
+// A field of at most 65,535 bytes after its u16 length.
+void put_bytes16(common::ByteWriter& w, crypto::ByteView v) {
   if (v.size() > 0xffff) throw std::invalid_argument("TRIP control: a field over 65,535 bytes");
-  put_u16(b, static_cast<std::uint16_t>(v.size()));
-  b.insert(b.end(), v.begin(), v.end());
+  w.u16(static_cast<std::uint16_t>(v.size())).bytes(v);
 }
 
 crypto::Bytes bytes16(ByteReader& r) {
@@ -100,9 +88,7 @@ crypto::Bytes control_frame(FrameType type, crypto::ByteView body) {
   if (body.size() > kMaxControlBody) throw std::invalid_argument("TRIP control frame body over 4,096 bytes");
   crypto::Bytes f;
   f.reserve(kControlHeaderSize + body.size());
-  put_u8(f, static_cast<std::uint8_t>(type));
-  put_u16(f, static_cast<std::uint16_t>(body.size()));
-  f.insert(f.end(), body.begin(), body.end());
+  ByteWriter(f).u8(static_cast<std::uint8_t>(type)).u16(static_cast<std::uint16_t>(body.size())).bytes(body);
   return f;
 }
 
@@ -110,17 +96,11 @@ crypto::Bytes encode(const ClientHello& h) {
   if (h.boot == 0) throw std::invalid_argument("CLIENT_HELLO: boot 0");
   check_flows(h.flows);
   crypto::Bytes b;
-  put_u8(b, h.version);
-  put_u16(b, h.kem);
-  put_bytes16(b, h.ek);
-  b.insert(b.end(), h.random.begin(), h.random.end());
-  put_u64(b, h.boot);
-  put_u8(b, h.path);
-  put_u16(b, static_cast<std::uint16_t>(h.flows.size()));
-  for (const SessionFlow& f : h.flows) {
-    put_u16(b, f.flow);
-    put_u8(b, static_cast<std::uint8_t>(f.dir));
-  }
+  ByteWriter w(b);
+  w.u8(h.version).u16(h.kem);
+  put_bytes16(w, h.ek);
+  w.bytes(h.random).u64(h.boot).u8(h.path).u16(static_cast<std::uint16_t>(h.flows.size()));
+  for (const SessionFlow& f : h.flows) w.u16(f.flow).u8(static_cast<std::uint8_t>(f.dir));
   return b;
 }
 
@@ -151,16 +131,11 @@ ClientHello decode_client_hello(crypto::ByteView body) {
 crypto::Bytes encode(const ServerHello& h) {
   check_server_params(h);
   crypto::Bytes b;
-  put_u8(b, h.version);
-  put_u16(b, h.kem);
-  put_bytes16(b, h.ct);
-  b.insert(b.end(), h.random.begin(), h.random.end());
-  put_u64(b, h.boot);
-  put_u8(b, h.session);
-  put_u32(b, h.key_update_datagrams);
-  put_u32(b, h.key_update_seconds);
-  put_u32(b, h.keepalive_ms);
-  put_u32(b, h.dead_after_ms);
+  ByteWriter w(b);
+  w.u8(h.version).u16(h.kem);
+  put_bytes16(w, h.ct);
+  w.bytes(h.random).u64(h.boot).u8(h.session);
+  w.u32(h.key_update_datagrams).u32(h.key_update_seconds).u32(h.keepalive_ms).u32(h.dead_after_ms);
   return b;
 }
 
@@ -184,10 +159,8 @@ ServerHello decode_server_hello(crypto::ByteView body) {
 
 crypto::Bytes encode(const Close& c) {
   crypto::Bytes b;
-  put_u16(b, static_cast<std::uint16_t>(c.code));
   const std::size_t n = std::min(c.reason.size(), kMaxCloseReason);
-  put_u8(b, static_cast<std::uint8_t>(n));
-  b.insert(b.end(), c.reason.begin(), c.reason.begin() + static_cast<std::ptrdiff_t>(n));
+  ByteWriter(b).u16(static_cast<std::uint16_t>(c.code)).u8(static_cast<std::uint8_t>(n)).bytes(std::string_view(c.reason).substr(0, n));
   return b;
 }
 

@@ -16,7 +16,10 @@
 #include "tripd/daemon.hpp"
 #include "tripd/relay.hpp"
 #include "tripd/status_server.hpp"
+#include "../support/temp_dir.hpp"
+#include "../support/wait.hpp"
 #include "pqot/pki/test_pki.hpp"
+#include "trip_ports.hpp"
 
 namespace pqot::tripd {
 namespace {
@@ -24,31 +27,14 @@ namespace {
 namespace fs = std::filesystem;
 using asio::ip::udp;
 
-struct TripTempDir {
-  TripTempDir() {
-    char tmpl[] = "/tmp/pqot-trip-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TripTempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  fs::path path;
-};
-
-// A free UDP port on loopback (bound and released: the daemon binds it a moment later).
-std::uint16_t trip_free_udp_port() {
-  asio::io_context io;
-  udp::socket s(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  return s.local_endpoint().port();
-}
+using test::TempDir;
 
 // Two daemons on one io_context thread; status is read on that thread.
 class TripPair {
  public:
   explicit TripPair(const std::string& server_toml, bool server_has_role = true) : guard_(io_.get_executor()) {
     pki::PkiOptions o;
-    o.dir = dir_.path / "pki";
+    o.dir = dir_.path() / "pki";
     o.clients = 2;
     o.client_roles[1] = {"trip"};  // client2 has no 'trip' role
     if (server_has_role) o.server_roles = {"trip"};
@@ -70,7 +56,7 @@ class TripPair {
     thread_.join();
   }
   std::string identity(const std::string& who) const {
-    const fs::path d = dir_.path / "pki";
+    const fs::path d = dir_.path() / "pki";
     return "[identity]\nca = \"" + (d / "ca.crt").string() + "\"\ncert = \"" + (d / (who + ".crt")).string() + "\"\nkey = \"" +
            (d / (who + ".key")).string() + "\"\n";
   }
@@ -117,7 +103,7 @@ class TripPair {
   }
 
  private:
-  TripTempDir dir_;
+  TempDir dir_{"pqot-trip"};
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> guard_;
   std::unique_ptr<Daemon> server_;
@@ -125,14 +111,10 @@ class TripPair {
   std::thread thread_;
 };
 
+// The project's wait, with twice its patience: two daemons handshake on a loaded machine.
 template <class F>
-bool trip_eventually(F f, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return f();
+bool trip_eventually(F f, std::chrono::milliseconds limit = 2 * test::kPatience) {
+  return test::eventually(f, limit);
 }
 
 std::string trip_server_paths(int n) {
@@ -156,7 +138,7 @@ std::string trip_client_paths(TripPair& pair, int n) {
 TEST(TripDaemon, ThreePathsDeliverEveryDatagramOnce) {
   asio::io_context rio;
   udp::socket receiver(rio, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  const std::uint16_t reflect_port = trip_free_udp_port();
+  const std::uint16_t reflect_port = test::free_trip_port();
   TripPair pair(trip_server_paths(3) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.local_endpoint().port()) + "\"\n");
   pair.start_client("client1", trip_client_paths(pair, 3) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
   ASSERT_TRUE(trip_eventually([&] {
@@ -215,7 +197,7 @@ TEST(TripDaemon, ThreePathsDeliverEveryDatagramOnce) {
 TEST(TripDaemon, FlowsThatDisagreeAreRefusedOnBothSides) {
   TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 2\nreflect = \"127.0.0.1:" +
-                                   std::to_string(trip_free_udp_port()) + "\"\n");
+                                   std::to_string(test::free_trip_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] {
     const auto cs = pair.client_paths();
     const auto ss = pair.server_paths();
@@ -228,7 +210,7 @@ TEST(TripDaemon, FlowsThatDisagreeAreRefusedOnBothSides) {
 TEST(TripDaemon, ACertificateWithoutTheTripRoleIsRefused) {
   TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
   pair.start_client("client2", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
-                                   std::to_string(trip_free_udp_port()) + "\"\n");
+                                   std::to_string(test::free_trip_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[0].counters.handshake_failures >= 2; }));
   EXPECT_FALSE(pair.client_paths()[0].up);
   EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
@@ -299,7 +281,7 @@ bool trip_all_up(TripPair& pair) {
 // and nothing is delivered twice.
 TEST(TripDaemon, AReflectorRestartResumesTheFlowAndDeliversNothingTwice) {
   TripReceiver receiver;
-  const std::uint16_t reflect_port = trip_free_udp_port();
+  const std::uint16_t reflect_port = test::free_trip_port();
   TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
   const std::string client = trip_client_paths(pair, 2) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n";
   pair.start_client("client1", client);
@@ -326,7 +308,7 @@ TEST(TripDaemon, AReflectorRestartResumesTheFlowAndDeliversNothingTwice) {
 // goes on.
 TEST(TripDaemon, HostileDatagramsDeliverNothingAndTheFlowGoesOn) {
   TripReceiver receiver;
-  const std::uint16_t reflect_port = trip_free_udp_port();
+  const std::uint16_t reflect_port = test::free_trip_port();
   TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
   ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
@@ -383,7 +365,7 @@ TEST(TripDaemon, HostileDatagramsDeliverNothingAndTheFlowGoesOn) {
 // loss), and the relayed path is re-established in the background.
 TEST(TripDaemon, ARelayThatStopsAndReturnsLosesNothingAndThePathComesBack) {
   TripReceiver receiver;
-  const std::uint16_t reflect_port = trip_free_udp_port();
+  const std::uint16_t reflect_port = test::free_trip_port();
   TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
   RelayConfig rc;
   rc.name = "r1";
@@ -433,21 +415,21 @@ TEST(TripDaemon, ARelayThatStopsAndReturnsLosesNothingAndThePathComesBack) {
 // status` prints them; another path than a socket is refused.
 TEST(TripDaemon, TripStatusShowsThePathsLive) {
   TripReceiver receiver;
-  const std::uint16_t reflect_port = trip_free_udp_port();
+  const std::uint16_t reflect_port = test::free_trip_port();
   TripPair pair(trip_server_paths(2) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
   pair.start_client("client1", trip_client_paths(pair, 2) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" + std::to_string(reflect_port) + "\"\n");
   ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
   trip_send_numbered(reflect_port, 0, 20);
   ASSERT_EQ(receiver.drain().size(), 20u);
-  TripTempDir dir;
-  const fs::path sock = dir.path / "status.sock";
+  TempDir dir("pqot-trip");
+  const fs::path sock = dir.path() / "status.sock";
   auto server = pair.on_io([&] {
     auto st = std::make_unique<StatusServer>(pair.io(), sock, [&pair] { return status_json(pair.server()); });
     st->start();
     return st;
   });
   EXPECT_EQ(fs::status(sock).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
-  const std::string out_file = (dir.path / "out.txt").string();
+  const std::string out_file = (dir.path() / "out.txt").string();
   const std::string cmd = std::string(PQOT_BIN_DIR) + "/trip status --socket " + sock.string() + " > " + out_file + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::ifstream in(out_file);
@@ -465,8 +447,8 @@ TEST(TripDaemon, TripStatusShowsThePathsLive) {
   EXPECT_EQ(j["paths"][0]["won"].get<int>() + j["paths"][1]["won"].get<int>(), 20);
   // A second daemon on the same socket is refused while this one runs; a file that is not a socket too.
   EXPECT_THROW(pair.on_io([&] { StatusServer(pair.io(), sock, [] { return std::string(); }).start(); }), std::runtime_error);
-  std::ofstream(dir.path / "plain") << "x";
-  EXPECT_THROW(pair.on_io([&] { StatusServer(pair.io(), dir.path / "plain", [] { return std::string(); }).start(); }), std::runtime_error);
+  std::ofstream(dir.path() / "plain") << "x";
+  EXPECT_THROW(pair.on_io([&] { StatusServer(pair.io(), dir.path() / "plain", [] { return std::string(); }).start(); }), std::runtime_error);
   pair.on_io([&] { server->stop(); });
   EXPECT_NE(std::system((std::string(PQOT_BIN_DIR) + "/trip status --socket " + sock.string() + " 2>/dev/null").c_str()), 0);
 }
@@ -477,7 +459,7 @@ TEST(TripDaemon, ACertificateThePathDoesNotListIsRefused) {
   TripPair pair("[[path]]\nname = \"p1\"\nnumber = 1\nlisten = \"127.0.0.1:0\"\npeers = [\"somebody-else\"]\n"
                 "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n");
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
-                                   std::to_string(trip_free_udp_port()) + "\"\n");
+                                   std::to_string(test::free_trip_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] {
     return pair.server_paths()[0].counters.handshake_failures >= 2 && pair.client_paths()[0].counters.handshake_failures >= 2;
   }));
@@ -506,7 +488,7 @@ TEST(TripDaemon, AnIdleConnectionFloodDoesNotKeepTheClientOut) {
   EXPECT_TRUE(trip_eventually([&] { return pair.server_paths()[0].counters.busy >= 6; })) << pair.server_paths()[0].counters.busy;
   for (int i = 0; i < 16; ++i) hold_from("127.0." + std::to_string(10 + i) + ".1");  // sixteen prefixes: the path is full
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
-                                   std::to_string(trip_free_udp_port()) + "\"\n");
+                                   std::to_string(test::free_trip_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
 }
 
@@ -515,7 +497,7 @@ TEST(TripDaemon, AnIdleConnectionFloodDoesNotKeepTheClientOut) {
 TEST(TripDaemon, AServerCertificateWithoutTheTripRoleIsRefusedByTheClient) {
   TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:9\"\n", false);
   pair.start_client("client1", trip_client_paths(pair, 1) + "[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
-                                   std::to_string(trip_free_udp_port()) + "\"\n");
+                                   std::to_string(test::free_trip_port()) + "\"\n");
   EXPECT_TRUE(trip_eventually([&] { return pair.client_paths()[0].counters.handshake_failures >= 2; }));
   EXPECT_EQ(pair.client_paths()[0].counters.sessions, 0u);
   EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);

@@ -8,6 +8,7 @@
 
 #include "../support/child_process.hpp"
 #include "pqot/pki/test_pki.hpp"
+#include "trip_ports.hpp"
 
 namespace pqot::test {
 namespace {
@@ -16,20 +17,6 @@ namespace fs = std::filesystem;
 using asio::ip::udp;
 
 std::string tripd_bin() { return std::string(PQOT_BIN_DIR) + "/tripd"; }
-
-// A free port for TCP and UDP alike on loopback (bound and released).
-std::uint16_t tripd_free_port() {
-  for (;;) {
-    asio::io_context io;
-    asio::ip::tcp::acceptor a(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    const std::uint16_t port = a.local_endpoint().port();
-    std::error_code ec;
-    udp::socket u(io);
-    u.open(udp::v4());
-    u.bind(udp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
-    if (!ec) return port;
-  }
-}
 
 void tripd_write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -58,10 +45,10 @@ TEST(TripdProgram, TwoDaemonsCarryAFlowAndStopCleanly) {
   pki::create_test_pki(o);
   asio::io_context io;
   udp::socket receiver(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  const std::uint16_t p1 = tripd_free_port();
-  const std::uint16_t p2 = tripd_free_port();
-  const std::uint16_t reflect = tripd_free_port();
-  const std::uint16_t metrics = tripd_free_port();
+  const std::uint16_t p1 = free_trip_port();
+  const std::uint16_t p2 = free_trip_port();
+  const std::uint16_t reflect = free_trip_port();
+  const std::uint16_t metrics = free_trip_port();
   const std::string pki = (dir.path() / "pki").string();
   tripd_write(dir.path() / "b.toml", "[identity]\nca = \"" + pki + "/ca.crt\"\ncert = \"" + pki + "/server.crt\"\nkey = \"" + pki +
                                         "/server.key\"\n[[path]]\nname = \"a\"\nnumber = 1\nlisten = \"127.0.0.1:" + std::to_string(p1) +
