@@ -70,7 +70,8 @@ std::uint64_t get_u64(const std::uint8_t* p) {
 
 sockaddr_in parse_address(const std::string& text) {
   const auto colon = text.rfind(':');
-  if (colon == std::string::npos) throw std::invalid_argument("expected HOST:PORT, got '" + text + "'");
+  if (colon == std::string::npos)
+    throw std::invalid_argument("expected HOST:PORT, got '" + text + "'");
   sockaddr_in a{};
   a.sin_family = AF_INET;
   const int port = std::stoi(text.substr(colon + 1));
@@ -127,34 +128,47 @@ struct Options {
 };
 
 Options parse(int argc, char** argv) {
-  if (argc < 2) throw std::invalid_argument("usage: trip-probe stream|flood OPTIONS (see the source's header)");
+  if (argc < 2)
+    throw std::invalid_argument("usage: trip-probe stream|flood OPTIONS (see the source's header)");
   Options o;
   o.mode = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string k = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(k + " needs a value");
     const std::string v = argv[++i];
-    if (k == "--send-ns") o.send_ns = v;
-    else if (k == "--recv-ns") o.recv_ns = v;
-    else if (k == "--to") o.to = v;
-    else if (k == "--listen") o.listen = v;
-    else if (k == "--count") o.count = std::stol(v);
-    else if (k == "--interval-us") o.interval_us = std::stod(v);
-    else if (k == "--size") o.size = std::stoul(v);
-    else if (k == "--wait-ms") o.wait_ms = std::stol(v);
-    else if (k == "--pps") o.pps = std::stol(v);
-    else throw std::invalid_argument("unknown option " + k);
+    if (k == "--send-ns")
+      o.send_ns = v;
+    else if (k == "--recv-ns")
+      o.recv_ns = v;
+    else if (k == "--to")
+      o.to = v;
+    else if (k == "--listen")
+      o.listen = v;
+    else if (k == "--count")
+      o.count = std::stol(v);
+    else if (k == "--interval-us")
+      o.interval_us = std::stod(v);
+    else if (k == "--size")
+      o.size = std::stoul(v);
+    else if (k == "--wait-ms")
+      o.wait_ms = std::stol(v);
+    else if (k == "--pps")
+      o.pps = std::stol(v);
+    else
+      throw std::invalid_argument("unknown option " + k);
   }
   if (o.to.empty()) throw std::invalid_argument("--to is required");
   if (o.mode == "stream" && o.listen.empty()) throw std::invalid_argument("--listen is required");
   if (o.size < kHeader || o.size > 65000) throw std::invalid_argument("--size must be 16..65000");
-  if (o.count < 1 || o.interval_us < 0 || o.pps < 1) throw std::invalid_argument("bad --count, --interval-us or --pps");
+  if (o.count < 1 || o.interval_us < 0 || o.pps < 1)
+    throw std::invalid_argument("bad --count, --interval-us or --pps");
   return o;
 }
 
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
-  const auto rank = static_cast<std::size_t>(std::max(1.0, std::ceil(p / 100 * static_cast<double>(sorted.size()))));
+  const auto rank = static_cast<std::size_t>(
+      std::max(1.0, std::ceil(p / 100 * static_cast<double>(sorted.size()))));
   return sorted[std::min(rank, sorted.size()) - 1];
 }
 
@@ -208,7 +222,8 @@ int run_stream(const Options& o) {
   first_send = next;
   for (long seq = 0; seq < o.count; ++seq) {
     if (interval > 0) {
-      timespec ts{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
+      timespec ts{static_cast<time_t>(next / 1'000'000'000),
+                  static_cast<long>(next % 1'000'000'000)};
       while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
       }
       next += interval;
@@ -216,7 +231,8 @@ int run_stream(const Options& o) {
     put_u32(d.data() + 4, static_cast<std::uint32_t>(seq));
     put_u64(d.data() + 8, static_cast<std::uint64_t>(now_ns()));
     // Flat out, a full socket buffer blocks the sender: the rate is what the path takes.
-    if (::sendto(tx, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0) ++send_errors;
+    if (::sendto(tx, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0)
+      ++send_errors;
   }
   done_at = now_ns();
   sending_done = true;
@@ -236,12 +252,15 @@ int run_stream(const Options& o) {
   const long received = static_cast<long>(us.size());
   const double seconds = received ? static_cast<double>(last_receive - first_send) / 1e9 : 0;
   std::printf(
-      "{\"sent\": %ld, \"received\": %ld, \"lost\": %ld, \"duplicated\": %ld, \"foreign\": %ld, \"send_errors\": %ld, "
-      "\"size\": %zu, \"interval_us\": %.1f, \"seconds\": %.4f, \"min_us\": %.1f, \"p50_us\": %.1f, \"p99_us\": %.1f, "
+      "{\"sent\": %ld, \"received\": %ld, \"lost\": %ld, \"duplicated\": %ld, \"foreign\": %ld, "
+      "\"send_errors\": %ld, "
+      "\"size\": %zu, \"interval_us\": %.1f, \"seconds\": %.4f, \"min_us\": %.1f, \"p50_us\": "
+      "%.1f, \"p99_us\": %.1f, "
       "\"mean_us\": %.1f, \"max_us\": %.1f}\n",
-      o.count, received, o.count - received, duplicated, foreign, send_errors, o.size, o.interval_us, seconds,
-      sorted.empty() ? 0 : sorted.front(), percentile(sorted, 50), percentile(sorted, 99),
-      received ? sum / static_cast<double>(received) : 0, sorted.empty() ? 0 : sorted.back());
+      o.count, received, o.count - received, duplicated, foreign, send_errors, o.size,
+      o.interval_us, seconds, sorted.empty() ? 0 : sorted.front(), percentile(sorted, 50),
+      percentile(sorted, 99), received ? sum / static_cast<double>(received) : 0,
+      sorted.empty() ? 0 : sorted.back());
   return 0;
 }
 
@@ -250,7 +269,7 @@ std::atomic<bool> g_stop{false};
 int run_flood(const Options& o) {
   const sockaddr_in to = parse_address(o.to);
   const int tx = udp_socket_in(o.send_ns, std::nullopt);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = [](int) { g_stop = true; };
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
@@ -262,13 +281,15 @@ int run_flood(const Options& o) {
   std::int64_t next = now_ns();
   while (!g_stop) {
     for (long i = 0; i < per_burst; ++i) {
-      if (::sendto(tx, junk.data(), junk.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to), sizeof to) > 0) {
+      if (::sendto(tx, junk.data(), junk.size(), MSG_DONTWAIT,
+                   reinterpret_cast<const sockaddr*>(&to), sizeof to) > 0) {
         ++flooded;
       }
     }
     next += 10'000'000;
     timespec ts{static_cast<time_t>(next / 1'000'000'000), static_cast<long>(next % 1'000'000'000)};
-    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: the loop checks g_stop
+    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+                      nullptr);  // EINTR: the loop checks g_stop
   }
   ::close(tx);
   std::printf("{\"flooded\": %llu}\n", static_cast<unsigned long long>(flooded));
