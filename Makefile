@@ -4,7 +4,7 @@ CMAKE_GEN ?= -G Ninja
 # Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
 FUZZ_SECONDS ?= 6
 
-.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-simulated bench-gateway bench-trip test test-release test-release-extras test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-trip demo-simulated bench-gateway bench-trip test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -49,6 +49,11 @@ demo-srup-envelopes: build
 # telemetry to a monitor, commands, an update, refused clients and replays, a C2 restart.
 demo-srup: build
 	@scripts/demo-srup.sh
+
+# TRIP alone (root): a legacy UDP flow through a reflector, three relays on delayed links and a
+# filter, in network namespaces; one path flooded, relays killed, the receiver unaffected, live.
+demo-trip: build
+	@scripts/demo-trip.sh
 
 # The earlier demo: srmcpd on a simulated plant of memory nodes and signals, no Modbus.
 demo-simulated: build

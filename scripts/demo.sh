@@ -15,6 +15,8 @@
 #  Q. SRUP-PQ over MQTT (scripts/demo-srup.sh, also `make demo-srup` alone): mosquitto with TLS 1.3
 #     and registration, srup-c2, two meters joining (simple, human code), telemetry to a monitor,
 #     an action and an update, refused clients, a replayed command, a C2 restart.
+#  T. TRIP (scripts/demo-trip.sh, also `make demo-trip` alone; root): a legacy UDP flow over three
+#     secured paths through relays and delayed links, one path flooded, two relays lost, nothing lost.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -124,3 +126,8 @@ echo "demo finished: a legacy Modbus PLC, reached only through srmcpd: TLS 1.3 w
 scripts/demo-signatures.sh
 scripts/demo-srup-envelopes.sh
 scripts/demo-srup.sh
+if [ "$(id -u)" -eq 0 ]; then
+  scripts/demo-trip.sh
+else
+  printf '\n\033[1m== T. TRIP: skipped, it needs root (network namespaces); run sudo make demo-trip\033[0m\n'
+fi
