@@ -124,7 +124,7 @@ struct Reply {
 class RawSession {
  public:
   RawSession(std::uint16_t port, const TlsFiles& files, const std::string& source = "")
-      : port_(port), files_(files), control_(port, files, source) {
+      : files_(files), control_(port, files, source) {
     const crypto::Kem& kem = crypto::kem_by_name("ML-KEM-768");
     const auto kp = kem.generate_keypair();
     ClientHello hello;
@@ -289,7 +289,6 @@ class RawSession {
   RawLink& control() { return control_; }
 
  private:
-  std::uint16_t port_;
   TlsFiles files_;
   RawLink control_;
   SessionKeys keys_;

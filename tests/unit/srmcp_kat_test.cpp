@@ -91,10 +91,10 @@ MessageHeader message_header(const json& m) {
 }
 
 void expect_keys(const json& want, const KeySet& c2s, const KeySet& s2c) {
-  EXPECT_EQ(hex(c2s.frame), want["c2s_frame"]);
-  EXPECT_EQ(hex(c2s.message), want["c2s_msg"]);
-  EXPECT_EQ(hex(s2c.frame), want["s2c_frame"]);
-  EXPECT_EQ(hex(s2c.message), want["s2c_msg"]);
+  EXPECT_EQ(hex(c2s.frame), want["c2s_frame"].get<std::string>());
+  EXPECT_EQ(hex(c2s.message), want["c2s_msg"].get<std::string>());
+  EXPECT_EQ(hex(s2c.frame), want["s2c_frame"].get<std::string>());
+  EXPECT_EQ(hex(s2c.message), want["s2c_msg"].get<std::string>());
 }
 
 // ---- A.1, A.2
@@ -104,10 +104,10 @@ TEST(SrmcpKat, KeySchedule_S5) {
   const json& v = kat()["key_schedule"];
   const Bytes exporter = bytes(v["exporter"]), kem = bytes(v["kem_secret"]),
               th = bytes(v["transcript_hash"]);
-  EXPECT_EQ(hex(crypto::hkdf_sha256_extract(kem, exporter)), v["prk"]);
+  EXPECT_EQ(hex(crypto::hkdf_sha256_extract(kem, exporter)), v["prk"].get<std::string>());
   const SessionKeys k = derive_session_keys(exporter, kem, th);
   expect_keys(v["keys"], k.c2s, k.s2c);
-  EXPECT_EQ(hex(k.link), v["keys"]["link"]);
+  EXPECT_EQ(hex(k.link), v["keys"]["link"].get<std::string>());
 }
 
 TEST(SrmcpKat, KeyUpdate_S6) {
@@ -121,7 +121,7 @@ TEST(SrmcpKat, LinkBindProof_S7) {
   const json& v = kat()["link_bind_proof"];
   const auto proof = link_bind_proof(key(v["link_key"]), bytes(v["token"]),
                                      v["link_id"].get<std::uint32_t>(), bytes(v["link_exporter"]));
-  EXPECT_EQ(hex(proof), v["proof"]);
+  EXPECT_EQ(hex(proof), v["proof"].get<std::string>());
 }
 
 // ---- A.3
@@ -131,12 +131,12 @@ TEST(SrmcpKat, SessionKem_S4) {
   const json& s = kat()["session"];
   const crypto::MlKem kem(crypto::MlKemParameterSet::ml_kem_768);
   const auto kp = kem.generate_keypair(bytes(s["inputs"]["mlkem768_seed"]));
-  EXPECT_EQ(hex(kp.public_key), s["ek"]);
-  EXPECT_EQ(hex(crypto::sha256(kp.secret_key)), s["dk_sha256"]);
+  EXPECT_EQ(hex(kp.public_key), s["ek"].get<std::string>());
+  EXPECT_EQ(hex(crypto::sha256(kp.secret_key)), s["dk_sha256"].get<std::string>());
   const auto enc = kem.encapsulate(kp.public_key, bytes(s["inputs"]["encaps_m"]));
-  EXPECT_EQ(hex(enc.ciphertext), s["ct"]);
-  EXPECT_EQ(hex(enc.shared_secret), s["shared_secret"]);
-  EXPECT_EQ(hex(kem.decapsulate(kp.secret_key, bytes(s["ct"]))), s["shared_secret"]);
+  EXPECT_EQ(hex(enc.ciphertext), s["ct"].get<std::string>());
+  EXPECT_EQ(hex(enc.shared_secret), s["shared_secret"].get<std::string>());
+  EXPECT_EQ(hex(kem.decapsulate(kp.secret_key, bytes(s["ct"]))), s["shared_secret"].get<std::string>());
 }
 
 TEST(SrmcpKat, SessionHellos_S4) {
@@ -152,8 +152,8 @@ TEST(SrmcpKat, SessionHellos_S4) {
   const Bytes client_random = bytes(in["client_random"]);
   std::copy(client_random.begin(), client_random.end(), ch.client_random.begin());
   const Bytes ch_body = encode(ch);
-  EXPECT_EQ(hex(ch_body), s["client_hello"]["body"]);
-  EXPECT_EQ(hex(plain_frame(FrameType::client_hello, ch_body)), s["client_hello"]["frame"]);
+  EXPECT_EQ(hex(ch_body), s["client_hello"]["body"].get<std::string>());
+  EXPECT_EQ(hex(plain_frame(FrameType::client_hello, ch_body)), s["client_hello"]["frame"].get<std::string>());
   EXPECT_EQ(encode(parse_client_hello(ch_body)), ch_body);
 
   ServerHello sh;
@@ -168,8 +168,8 @@ TEST(SrmcpKat, SessionHellos_S4) {
   sh.key_update_seconds = in["key_update_seconds"].get<std::uint32_t>();
   sh.timestamp_window_ms = in["timestamp_window_ms"].get<std::uint32_t>();
   const Bytes sh_body = encode(sh);
-  EXPECT_EQ(hex(sh_body), s["server_hello"]["body"]);
-  EXPECT_EQ(hex(plain_frame(FrameType::server_hello, sh_body)), s["server_hello"]["frame"]);
+  EXPECT_EQ(hex(sh_body), s["server_hello"]["body"].get<std::string>());
+  EXPECT_EQ(hex(plain_frame(FrameType::server_hello, sh_body)), s["server_hello"]["frame"].get<std::string>());
   EXPECT_EQ(encode(parse_server_hello(sh_body)), sh_body);
 }
 
@@ -177,12 +177,12 @@ TEST(SrmcpKat, SessionKeySchedule_S5_S6) {
   const json& s = kat()["session"];
   const auto th =
       transcript_hash(bytes(s["client_hello"]["body"]), bytes(s["server_hello"]["body"]));
-  EXPECT_EQ(hex(th), s["transcript_hash"]);
+  EXPECT_EQ(hex(th), s["transcript_hash"].get<std::string>());
   const Bytes exporter = bytes(s["inputs"]["exporter"]), ss = bytes(s["shared_secret"]);
-  EXPECT_EQ(hex(crypto::hkdf_sha256_extract(ss, exporter)), s["prk"]);
+  EXPECT_EQ(hex(crypto::hkdf_sha256_extract(ss, exporter)), s["prk"].get<std::string>());
   const SessionKeys k = derive_session_keys(exporter, ss, th);
   expect_keys(s["keys"], k.c2s, k.s2c);
-  EXPECT_EQ(hex(k.link), s["keys"]["link"]);
+  EXPECT_EQ(hex(k.link), s["keys"]["link"].get<std::string>());
   expect_keys(s["next_epoch"], next_epoch(k.c2s), next_epoch(k.s2c));
 }
 
@@ -198,14 +198,14 @@ TEST(SrmcpKat, SessionMessages_S9) {
     const MessageHeader h = message_header(m);
     std::array<std::uint8_t, kMessageHeaderSize> header{};
     encode_message_header(h, header);
-    EXPECT_EQ(hex(header), m["header"]);
+    EXPECT_EQ(hex(header), m["header"].get<std::string>());
     const auto nonce = crypto::make_nonce(message_prefix(dir), h.msg_seq);
-    EXPECT_EQ(hex(nonce), m["nonce"]);
+    EXPECT_EQ(hex(nonce), m["nonce"].get<std::string>());
     crypto::Aes256Gcm aead(keys.at(m["direction"], m["epoch"]).message.span());
     Bytes sealed(header.begin(), header.end());
     const Bytes ct = aead.seal(nonce, header, crypto::as_bytes(m["body_text"].get<std::string>()));
     sealed.insert(sealed.end(), ct.begin(), ct.end());
-    EXPECT_EQ(hex(sealed), m["sealed"]);
+    EXPECT_EQ(hex(sealed), m["sealed"].get<std::string>());
   }
 }
 
@@ -222,7 +222,7 @@ TEST(SrmcpKat, SessionFrames_S3_S7_S8_2) {
     const FrameHeader header{static_cast<FrameType>(f["type"].get<int>()),
                              f["link_id"].get<std::uint32_t>(), f["seq"].get<std::uint64_t>(),
                              f["epoch"].get<std::uint32_t>()};
-    EXPECT_EQ(hex(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq)), f["nonce"]);
+    EXPECT_EQ(hex(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq)), f["nonce"].get<std::string>());
     Bytes plain;
     if (header.type == FrameType::sealed) {
       const json& seg = f["segment"];
@@ -241,21 +241,21 @@ TEST(SrmcpKat, SessionFrames_S3_S7_S8_2) {
       const auto proof =
           link_bind_proof(keys.link, bytes(in["token"]), in["link_id"].get<std::uint32_t>(),
                           bytes(in["link_exporter"]));
-      EXPECT_EQ(hex(proof), s["link_bind"]["proof"]);
+      EXPECT_EQ(hex(proof), s["link_bind"]["proof"].get<std::string>());
       plain = encode(LinkBind{session_id, proof});
     } else {
       common::ByteWriter(plain).u64(session_id);  // LINK_READY
     }
-    EXPECT_EQ(hex(plain), f["plaintext"]);
+    EXPECT_EQ(hex(plain), f["plaintext"].get<std::string>());
 
     const bool bind = f["key"] == "link";
     crypto::Aes256Gcm aead(bind ? keys.link.span()
                                 : keys.at(f["direction"], f["epoch"]).frame.span());
-    EXPECT_EQ(hex(seal_frame(aead, dir, header, plain)), f["frame"]);
+    EXPECT_EQ(hex(seal_frame(aead, dir, header, plain)), f["frame"].get<std::string>());
     if (!bind && header.epoch == 0) {
       // The sending half seals the same bytes at its first epoch.
       SendState sender(keys.at(f["direction"], f["epoch"]), dir, 1000, std::chrono::hours(1));
-      EXPECT_EQ(hex(sender.seal_frame(header.type, header.link_id, header.seq, plain)), f["frame"]);
+      EXPECT_EQ(hex(sender.seal_frame(header.type, header.link_id, header.seq, plain)), f["frame"].get<std::string>());
     }
   }
 }
@@ -290,13 +290,13 @@ TEST(SrmcpKat, SessionSendState_S6_S9) {
       const Bytes body = aead.open(
           crypto::make_nonce(message_prefix(sender.direction()), want.msg_seq),
           ByteView(sealed).first(kMessageHeaderSize), ByteView(sealed).subspan(kMessageHeaderSize));
-      EXPECT_EQ(text(body), m["body_text"]);
+      EXPECT_EQ(text(body), m["body_text"].get<std::string>());
     }
     EXPECT_EQ(sender.epoch(), f["epoch"].get<std::uint32_t>());
     const Bytes frame = sender.seal_frame(static_cast<FrameType>(f["type"].get<int>()),
                                           f["link_id"].get<std::uint32_t>(),
                                           f["seq"].get<std::uint64_t>(), bytes(f["plaintext"]));
-    EXPECT_EQ(hex(frame), f["frame"]);
+    EXPECT_EQ(hex(frame), f["frame"].get<std::string>());
   }
 }
 
@@ -336,17 +336,17 @@ TEST(SrmcpKat, SessionReceive_S3_S6_S8_2_S9) {
       const LinkBind b =
           parse_link_bind(open_frame(bind_key, Direction::client_to_server, h, aad, body));
       EXPECT_EQ(b.session_id, std::stoull(in["session_id"].get<std::string>(), nullptr, 16));
-      EXPECT_EQ(hex(b.proof), s["link_bind"]["proof"]);
+      EXPECT_EQ(hex(b.proof), s["link_bind"]["proof"].get<std::string>());
       continue;
     }
     const Bytes plain = receivers.at(d).open_frame(h, aad, body);
-    EXPECT_EQ(hex(plain), f["plaintext"]);
+    EXPECT_EQ(hex(plain), f["plaintext"].get<std::string>());
     if (h.type != FrameType::sealed) continue;
     const Segment seg = parse_segment(plain, limits);
     auto whole = reassemblers.at(d).add(seg);
     if (!whole) continue;
     const json& m = s["messages"][f["segment"]["message"].get<std::size_t>()];
-    EXPECT_EQ(hex(*whole), m["sealed"]);
+    EXPECT_EQ(hex(*whole), m["sealed"].get<std::string>());
     const auto [header, message_body] = receivers.at(d).open_message(*whole);
     const MessageHeader want = message_header(m);
     EXPECT_EQ(header.type, want.type);
@@ -356,7 +356,7 @@ TEST(SrmcpKat, SessionReceive_S3_S6_S8_2_S9) {
     EXPECT_EQ(header.msg_seq, want.msg_seq);
     EXPECT_EQ(header.epoch, want.epoch);
     EXPECT_EQ(header.timestamp_s, want.timestamp_s);
-    EXPECT_EQ(text(message_body), m["body_text"]);
+    EXPECT_EQ(text(message_body), m["body_text"].get<std::string>());
     ++opened;
   }
   EXPECT_EQ(opened, s["messages"].size());
