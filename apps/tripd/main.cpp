@@ -121,7 +121,6 @@ int main(int argc, char** argv) {
     std::function<void()> wait_hangup = [&] {
       hangup.async_wait([&](std::error_code ec, int) {
         if (ec) return;
-        spdlog::info("SIGHUP: reloading {}", config_file);
         reload(config_file, fixed, daemon, relays, reloads);
         wait_hangup();
       });

@@ -91,6 +91,7 @@ TEST(TripReload, APathAddedCarriesCopiesAndOneRemovedEndsWithoutLossOnTheOthers)
   EXPECT_TRUE(trip_eventually([&] { return pair.server_flows()[0].counters.delivered >= 300; }));
   EXPECT_EQ(reload_server_side(pair, reload_server(ports, {"p1", "p3"}, receiver.port())), "paths added: -; removed: p2; restarted: -");
   EXPECT_TRUE(trip_eventually([&] { return !reload_find(pair.client_paths(), "p2")->up; }));
+  EXPECT_EQ(reload_find(pair.client_paths(), "p2")->counters.sessions_dead, 0u);  // ended by the CLOSE, not by silence
   EXPECT_EQ(reload_client_side(pair, reload_client(ports, {"p1", "p3"}, reflect_port)), "paths added: -; removed: p2; restarted: -");
   sender.join();
   reload_expect_each_once(receiver.drain(), 100, 1100);
