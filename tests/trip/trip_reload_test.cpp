@@ -6,6 +6,7 @@
 #include <set>
 
 #include "trip_pair.hpp"
+#include "tripd/relay_set.hpp"
 
 namespace pqot::tripd {
 namespace {
@@ -169,7 +170,8 @@ TEST(TripReload, AReloadThatCannotBeAppliedChangesNothing) {
   }
   // An identity whose files do not load.
   const std::string no_identity = "[identity]\nca = \"/nonexistent/ca.crt\"\ncert = \"/nonexistent/x.crt\"\nkey = \"/nonexistent/x.key\"\n";
-  EXPECT_ANY_THROW(pair.on_io([&] { return pair.server().reload(parse_config(no_identity + good, "b.toml", "")); }));
+  const TripdConfig unloadable = parse_config(no_identity + good, "b.toml", "");  // the parser does not open files
+  EXPECT_ANY_THROW(pair.on_io([&] { return pair.server().reload(unloadable); }));
   // A file that does not parse never reaches the daemon: parse_config throws first.
   EXPECT_THROW(parse_config("[[path]]\nname = \"bad name!\"\n", "b.toml", ""), ConfigError);
 
@@ -184,6 +186,97 @@ TEST(TripReload, AReloadThatCannotBeAppliedChangesNothing) {
   // The same file again is a reload that changes nothing.
   EXPECT_EQ(reload_server_side(pair, good), "paths added: -; removed: -; restarted: -");
   EXPECT_EQ(pair.server_paths()[0].session, before.session);
+}
+
+// docs/tripd.md, "Reloading": the identity's files are read again on each reload and serve the
+// handshakes from then on, while a session up keeps its keys. Here the server takes a certificate
+// the client does not accept for its name: the path added then fails its handshake while p1
+// stays up; the right certificate back, it comes up.
+TEST(TripReload, ANewIdentityServesNewHandshakesWhileSessionsUpKeepTheirs) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = test::free_trip_port();
+  const auto ports = reload_ports({"p1", "p2"});
+  TripPair pair(reload_server(ports, {"p1"}, receiver.port()));
+  pair.start_client("client1", reload_client(ports, {"p1"}, reflect_port));
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  const std::string two = reload_server(ports, {"p1", "p2"}, receiver.port());
+  EXPECT_EQ(pair.on_io([&] { return pair.server().reload(parse_config(pair.identity("client1") + two, "b.toml", "")); }),
+            "paths added: p2; removed: -; restarted: -");
+  EXPECT_EQ(reload_client_side(pair, reload_client(ports, {"p1", "p2"}, reflect_port)), "paths added: p2; removed: -; restarted: -");
+  EXPECT_TRUE(trip_eventually([&] { return pair.client_paths()[1].counters.handshake_failures >= 2; }));
+  EXPECT_FALSE(pair.client_paths()[1].up);
+  EXPECT_TRUE(pair.client_paths()[0].up);
+  EXPECT_EQ(pair.client_paths()[0].counters.sessions, 1u);
+  trip_send_numbered(reflect_port, 0, 20);
+  reload_expect_each_once(receiver.drain(), 0, 20);
+  EXPECT_EQ(reload_server_side(pair, two), "paths added: -; removed: -; restarted: -");
+  EXPECT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  EXPECT_EQ(pair.client_paths()[0].counters.sessions, 1u);
+}
+
+// docs/tripd.md, "Reloading": a relay added starts, one removed stops accepting and closes its
+// connections, one changed starts again on its address, the others keep their connections; a
+// relay that cannot start refuses the reload and changes nothing.
+TEST(TripReload, RelaysAddedRemovedAndChanged) {
+  using asio::ip::tcp;
+  asio::io_context io;
+  const auto ports = reload_ports({"r1", "r2", "r3", "f"});
+  const auto ep = [&](const char* n) { return tcp::endpoint(asio::ip::make_address("127.0.0.1"), ports.at(n)); };
+  tcp::acceptor target(io, ep("f"));  // the far side: the kernel completes the relays' connects
+  const auto relay = [&](const char* n) {
+    RelayConfig c;
+    c.name = n;
+    c.listen = {"127.0.0.1", ports.at(n)};
+    c.forward = {"127.0.0.1", ports.at("f")};
+    return c;
+  };
+  const auto accepts = [&](const char* n) {
+    tcp::socket s(io);
+    std::error_code ec;
+    s.connect(ep(n), ec);
+    return !ec;
+  };
+  const auto stats_of = [&](RelaySet& set, const std::string& n) {
+    for (const auto& [name, st] : set.stats()) {
+      if (name == n) return st;
+    }
+    return RelayStats{};
+  };
+  RelaySet set(io);
+  set.start({relay("r1")});
+  tcp::socket held(io);
+  held.connect(ep("r1"));
+  held.non_blocking(true);
+  ASSERT_TRUE(test::eventually([&] {
+    io.poll();
+    return stats_of(set, "r1").tcp_open == 1 && stats_of(set, "r1").tcp_accepted == 1;
+  }));
+
+  EXPECT_EQ(set.commit(set.prepare({relay("r1"), relay("r2")})), "relays added: r2; removed: -; restarted: -");
+  EXPECT_TRUE(accepts("r2"));
+  EXPECT_EQ(stats_of(set, "r1").tcp_open, 1u);  // r1 untouched
+
+  {
+    tcp::acceptor busy(io, ep("r3"));
+    EXPECT_THROW(set.prepare({relay("r1"), relay("r2"), relay("r3")}), std::runtime_error);
+  }
+  EXPECT_EQ(set.stats().size(), 2u);
+  EXPECT_EQ(stats_of(set, "r1").tcp_open, 1u);
+
+  RelayConfig r2 = relay("r2");
+  r2.max_connections = 8;
+  EXPECT_EQ(set.commit(set.prepare({r2})), "relays added: -; removed: r1; restarted: r2");
+  EXPECT_FALSE(accepts("r1"));
+  EXPECT_TRUE(accepts("r2"));
+  std::array<std::uint8_t, 16> buf{};
+  std::error_code ec;
+  EXPECT_TRUE(test::eventually([&] {
+    io.poll();
+    held.read_some(asio::buffer(buf), ec);
+    return ec && ec != asio::error::would_block;
+  })) << ec.message();
+  set.stop();
+  io.poll();
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "../support/child_process.hpp"
+#include "../support/scrape.hpp"
 #include "pqot/pki/test_pki.hpp"
 #include "trip_ports.hpp"
 
@@ -116,6 +117,17 @@ TEST(TripdProgram, TwoDaemonsCarryAFlowAndStopCleanly) {
   EXPECT_TRUE(a.wait_for_log("reload applied: paths added: c; removed: -; restarted: -; relays added: -")) << a.log();
   EXPECT_TRUE(a.wait_for_log("path c: session 0 up")) << a.log();
   EXPECT_TRUE(b.wait_for_log("path c: session 0 up")) << b.log();
+  // A new [metrics] address needs a restart: refused, and counted.
+  std::string moved = slurp(dir.path() / "b.toml");
+  const std::string metrics_line = "[metrics]\nlisten = \"127.0.0.1:" + std::to_string(metrics) + "\"";
+  ASSERT_NE(moved.find(metrics_line), std::string::npos) << moved;
+  moved.replace(moved.find(metrics_line), metrics_line.size(), "[metrics]\nlisten = \"127.0.0.1:" + std::to_string(free_trip_port()) + "\"");
+  tripd_write(dir.path() / "b.toml", moved);
+  b.signal(SIGHUP);
+  EXPECT_TRUE(b.wait_for_log("reload refused, the running configuration is kept: [metrics] listen changed: that needs a restart")) << b.log();
+  const std::string page = http_get(metrics, "/metrics");
+  EXPECT_NE(page.find("tripd_reloads_total{result=\"applied\"} 1"), std::string::npos) << page;
+  EXPECT_NE(page.find("tripd_reloads_total{result=\"refused\"} 1"), std::string::npos) << page;
 
   // SIGHUP with a broken file: the error line, and the daemon runs on as it was.
   tripd_write(dir.path() / "a.toml", a_text + "[[path]]\nname = \"bad name!\"\n");
