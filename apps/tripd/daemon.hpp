@@ -1,7 +1,8 @@
 // tripd's daemon (docs/tripd.md): the paths (a control connection and a UDP socket each, client
 // or server side), the flows it reflects (a UDP socket each, where the legacy sender sends) and
 // filters (a FlowFilter and a socket to deliver from), all on one io_context thread. Relays are
-// apart (relay.hpp). Tests drive a Daemon in process; `tripd` runs one.
+// apart (relay.hpp, relay_set.hpp). A reload (daemon_reload.cpp) adds, stops and restarts paths
+// and moves flows without a restart. Tests drive a Daemon in process; `tripd` runs one.
 #pragma once
 
 #include <asio.hpp>

@@ -1,5 +1,6 @@
 // tripd's daemon: the state of one path and one flow (daemon.hpp), shared by daemon.cpp (sockets,
-// reflecting, filtering) and daemon_paths.cpp (control connections). Internal.
+// reflecting, filtering), daemon_paths.cpp (control connections) and daemon_reload.cpp (reload).
+// Internal.
 #pragma once
 
 #include <spdlog/spdlog.h>
