@@ -4,7 +4,7 @@ CMAKE_GEN ?= -G Ninja
 # Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
 FUZZ_SECONDS ?= 6
 
-.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-simulated bench-gateway test test-release test-release-extras test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-simulated bench-gateway bench-trip test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -92,6 +92,15 @@ bench: build
 # The Modbus gateway against direct libmodbus, and polling cost (docs/benchmarks.md, "Modbus gateway").
 bench-gateway: build
 	node bench/gateway.mjs --rounds $(ROUNDS) --n $(N)
+
+# TRIP in network namespaces: overhead, added latency, three paths under a flood beside a single
+# path and wireguard-go, datagrams per CPU-second (docs/benchmarks.md, "TRIP"; root needed). Builds
+# only what it runs: tripd, linkem and trip-probe (Release).
+bench-trip: deps
+	@cmake -S . -B build $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPQOT_RELEASE_TESTS=$(RELEASE_TESTS) \
+	    -DCMAKE_UNITY_BUILD=ON >/dev/null
+	@cmake --build build -j$(JOBS) --target tripd linkem trip-probe
+	node bench/trip.mjs --rounds $(ROUNDS)
 
 # Longer fuzzing: make fuzz FUZZ_SECONDS=600
 fuzz: build-fuzz

@@ -85,11 +85,11 @@ export function deleteOwnNamespaces() {
   }
 }
 
-/** True if `pid` is a live harness process (node running bench/run.mjs). */
+/** True if `pid` is a live harness process (node running bench/run.mjs or bench/trip.mjs). */
 export function isLiveHarness(pid) {
   try {
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    return cmdline.includes("run.mjs");
+    return cmdline.includes("run.mjs") || cmdline.includes("trip.mjs");
   } catch {
     return false;
   }

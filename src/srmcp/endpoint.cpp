@@ -22,8 +22,7 @@ std::uint32_t clock_skew_s(std::uint32_t timestamp_s) {
 Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits,
                    std::uint32_t key_update_messages, std::chrono::seconds key_update_after,
                    std::size_t max_partial_bytes, std::shared_ptr<ReassemblyBudget> budget)
-    : self_(self),
-      limits_(limits),
+    : limits_(limits),
       send_(keys_for(keys, self), self, key_update_messages, key_update_after),
       receive_(keys_for(keys, channel::reverse(self)), channel::reverse(self)),
       reassembler_(limits, max_partial_bytes, std::move(budget)),

@@ -79,7 +79,6 @@ class Endpoint {
   Link& random_link();
   void send_segment(Link& link, const SegmentHeader& h, ByteView data);
 
-  Direction self_;
   Limits limits_;
   SendState send_;
   ReceiveState receive_;

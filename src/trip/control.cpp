@@ -158,8 +158,9 @@ ServerHello decode_server_hello(crypto::ByteView body) {
 }
 
 crypto::Bytes encode(const Close& c) {
-  crypto::Bytes b;
   const std::size_t n = std::min(c.reason.size(), kMaxCloseReason);
+  crypto::Bytes b;
+  b.reserve(3 + n);  // also keeps GCC 12 at -O3 from a false -Wstringop-overflow in the copy below
   ByteWriter(b).u16(static_cast<std::uint16_t>(c.code)).u8(static_cast<std::uint8_t>(n)).bytes(std::string_view(c.reason).substr(0, n));
   return b;
 }
