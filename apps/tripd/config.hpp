@@ -55,6 +55,7 @@ struct PathConfig {
   std::optional<common::HostPort> listen;    ///< server side: TCP (control) and UDP (data) on one port
   std::vector<std::string> peers;            ///< server side: client certificate names allowed
   bool is_client() const noexcept { return connect.has_value(); }
+  bool operator==(const PathConfig&) const = default;
 };
 
 struct FlowConfig {
@@ -67,6 +68,7 @@ struct FlowConfig {
   Millis max_age{0};                             ///< filter: 0 = off (docs/trip.md §8)
   std::vector<std::string> paths;                ///< names of the paths that carry it (all if empty)
   bool reflects() const noexcept { return reflect.has_value(); }
+  bool operator==(const FlowConfig&) const = default;
 };
 
 struct RelayConfig {
@@ -77,6 +79,7 @@ struct RelayConfig {
   std::size_t max_associations = 256;
   Millis idle{60'000};
   std::size_t max_buffer = 256 * 1024;  ///< bytes buffered per TCP direction
+  bool operator==(const RelayConfig&) const = default;
 };
 
 struct TripdConfig {

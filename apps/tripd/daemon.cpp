@@ -47,16 +47,14 @@ void Daemon::start() {
     server_tls_ = std::make_unique<asio::ssl::context>(channel::make_server_tls(files));
     client_tls_ = std::make_unique<asio::ssl::context>(channel::make_client_tls(files));
   }
-  for (const PathConfig& pc : config_.paths) paths_.push_back(std::make_unique<Path>(io_, pc, config_.limits));
+  for (const PathConfig& pc : config_.paths) {
+    paths_.push_back(make_path(config_, pc));
+    if (!pc.is_client()) bind_path(*paths_.back());
+  }
   for (const FlowConfig& fc : config_.flows) {
     if (fc.reflects()) {
       auto f = std::make_unique<ReflectFlow>(io_, fc);
       for (const std::string& a : fc.allow_from) f->allow.push_back(resolve_address(io_, {a, 1}, "flow " + std::to_string(fc.id) + " allow_from"));
-      for (const PathConfig* pc : config_.paths_of(fc)) {
-        for (auto& p : paths_) {
-          if (&p->config == pc) f->paths.push_back(p.get());
-        }
-      }
       open_udp(f->socket, udp::endpoint(resolve_address(io_, *fc.reflect, "flow reflect"), fc.reflect->port),
                "flow " + std::to_string(fc.id));
       reflect_flows_.push_back(std::move(f));
@@ -70,6 +68,7 @@ void Daemon::start() {
       filter_flows_.emplace(fc.id, std::move(f));
     }
   }
+  route_flows();
   for (auto& p : paths_) start_path(*p);
   for (auto& f : reflect_flows_) {
     spawn(flow_receive(*f));
@@ -78,9 +77,21 @@ void Daemon::start() {
                reflect_flows_.size(), filter_flows_.size());
 }
 
-void Daemon::spawn(asio::awaitable<void> task) {
+// Each reflected flow goes on the running paths its configuration names.
+void Daemon::route_flows() {
+  for (auto& f : reflect_flows_) {
+    f->paths.clear();
+    for (const PathConfig* pc : config_.paths_of(f->config)) {
+      for (auto& p : paths_) {
+        if (p->config.name == pc->name) f->paths.push_back(p.get());
+      }
+    }
+  }
+}
+
+void Daemon::spawn(asio::awaitable<void> task, std::shared_ptr<void> keep) {
   ++tasks_;
-  asio::co_spawn(io_, std::move(task), [this](std::exception_ptr e) {
+  asio::co_spawn(io_, std::move(task), [this, keep = std::move(keep)](std::exception_ptr e) {
     --tasks_;
     if (!e) return;
     try {
@@ -91,15 +102,17 @@ void Daemon::spawn(asio::awaitable<void> task) {
   });
 }
 
+bool Daemon::ending(const Path& p) const noexcept { return stopped_ || p.stopping; }
+
 void Daemon::stop() {
   if (stopped_) return;
   stopped_ = true;
   std::error_code ec;
-  for (auto& weak : connections_) {
-    if (auto c = weak.lock()) c->close(trip::CloseCode::shutdown, "tripd is stopping");
-  }
-  connections_.clear();
   for (auto& p : paths_) {
+    for (auto& weak : p->connections) {
+      if (auto c = weak.lock()) c->close(trip::CloseCode::shutdown, "tripd is stopping");
+    }
+    p->connections.clear();
     p->keepalive_timer.cancel();
     p->retry_timer.cancel();
     p->grace_timer.cancel();
@@ -177,7 +190,7 @@ asio::awaitable<void> Daemon::path_receive(Path& p) {
     try {
       n = co_await p.data.async_receive_from(asio::buffer(buf), from, use_awaitable);
     } catch (const std::system_error& e) {
-      if (stopped_ || e.code() == asio::error::operation_aborted || e.code() == asio::error::bad_descriptor) co_return;
+      if (ending(p) || e.code() == asio::error::operation_aborted || e.code() == asio::error::bad_descriptor) co_return;
       continue;  // an ICMP error of an earlier send (the far side not yet listening)
     }
     on_datagram(p, crypto::ByteView(buf.data(), n), from);

@@ -1,7 +1,8 @@
 // tripd's daemon (docs/tripd.md): the paths (a control connection and a UDP socket each, client
 // or server side), the flows it reflects (a UDP socket each, where the legacy sender sends) and
 // filters (a FlowFilter and a socket to deliver from), all on one io_context thread. Relays are
-// apart (relay.hpp). Tests drive a Daemon in process; `tripd` runs one.
+// apart (relay.hpp, relay_set.hpp). A reload (daemon_reload.cpp) adds, stops and restarts paths
+// and moves flows without a restart. Tests drive a Daemon in process; `tripd` runs one.
 #pragma once
 
 #include <asio.hpp>
@@ -10,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,7 +74,17 @@ struct FlowStatus {
   FlowCounters counters;
 };
 
+/// A reload refused because it needs a restart (docs/tripd.md, "Reloading").
+class ReloadRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Daemon {
+  struct Path;
+  struct ReflectFlow;
+  struct FilterFlow;
+
  public:
   Daemon(asio::io_context& io, TripdConfig config);
   ~Daemon();
@@ -96,14 +108,43 @@ class Daemon {
   /// The port a reflected flow takes legacy datagrams on.
   std::uint16_t reflect_port(std::uint16_t flow) const;
 
- private:
-  struct Path;
-  struct ReflectFlow;
-  struct FilterFlow;
+  /// A new configuration checked and made ready (docs/tripd.md, "Reloading"): the paths it adds
+  /// bound, the identity loaded, nothing running. Dropping it changes nothing.
+  struct PreparedReload {
+    TripdConfig config;
+    std::unique_ptr<asio::ssl::context> server_tls;
+    std::unique_ptr<asio::ssl::context> client_tls;
+    std::vector<std::shared_ptr<Path>> added;  ///< listening ones bound, none started
+    std::vector<std::string> removed;
+    std::vector<std::string> restarted;
+    std::map<std::uint16_t, std::vector<asio::ip::address>> allow;  ///< reflected flows' allow_from, resolved
+    std::vector<std::string> changes;  ///< the rest of what changed, for the log line
+  };
+  /// Checks `next` against the running configuration and prepares it. Throws ReloadRefused
+  /// naming what cannot change without a restart, or std::runtime_error naming what could not
+  /// be loaded or bound; the daemon is untouched either way.
+  std::unique_ptr<PreparedReload> prepare_reload(TripdConfig next);
+  /// Applies a prepared reload: paths added, stopped, restarted; flows moved to their new paths.
+  /// Returns one line saying what changed (no key material).
+  std::string commit_reload(std::unique_ptr<PreparedReload> r);
+  /// prepare_reload and commit_reload at once.
+  std::string reload(TripdConfig next);
+  /// Paths a reload stopped whose coroutines have not all ended yet (their memory still held).
+  std::size_t paths_retiring() const;
 
-  /// co_spawn on the daemon's io_context, counted for idle(); an exception is logged.
-  void spawn(asio::awaitable<void> task);
+ private:
+  /// co_spawn on the daemon's io_context, counted for idle(); an exception is logged. `keep`
+  /// (the path the task works on) is held until the task has ended.
+  void spawn(asio::awaitable<void> task, std::shared_ptr<void> keep = nullptr);
+  /// Stopping: the daemon's, or this path's (a reload removed or restarted it).
+  bool ending(const Path& p) const noexcept;
+  /// Opens a listening path's acceptor and UDP socket (before start_path); throws naming it.
+  void bind_path(Path& p);
   void start_path(Path& p);
+  /// Ends a path for a reload: CLOSE `shutdown`, sockets closed, waits cancelled, keys wiped.
+  void stop_path(Path& p, const std::string& why);
+  std::shared_ptr<Path> make_path(const TripdConfig& c, const PathConfig& pc) const;
+  void route_flows();
   asio::awaitable<void> client_loop(Path& p);
   asio::awaitable<void> client_connect(Path& p);
   asio::awaitable<void> accept_loop(Path& p);
@@ -115,7 +156,7 @@ class Daemon {
   bool install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn);
   void retire(Path& p, const ControlConnection* conn);
   void keepalive_tick(Path& p);
-  void track(const std::shared_ptr<ControlConnection>& conn);
+  void track(Path& p, const std::shared_ptr<ControlConnection>& conn);
   void arm_grace(Path& p);
   void send_keepalive(Path& p);
 
@@ -128,13 +169,14 @@ class Daemon {
   asio::io_context& io_;
   TripdConfig config_;
   std::uint64_t boot_;
+  // A reload replaces these: each connection's SSL object holds its own reference to the OpenSSL
+  // context it was made from, so the connections of before keep working.
   std::unique_ptr<asio::ssl::context> server_tls_;
   std::unique_ptr<asio::ssl::context> client_tls_;
-  std::vector<std::unique_ptr<Path>> paths_;
+  std::vector<std::shared_ptr<Path>> paths_;
+  std::vector<std::weak_ptr<Path>> retiring_;  ///< stopped by a reload, not yet freed
   std::vector<std::unique_ptr<ReflectFlow>> reflect_flows_;
   std::map<std::uint16_t, std::unique_ptr<FilterFlow>> filter_flows_;
-  /// Every control connection not yet ended (weak): stop() aborts them all, handshakes included.
-  std::vector<std::weak_ptr<ControlConnection>> connections_;
   bool stopped_ = false;
   std::size_t tasks_ = 0;
   // One datagram at a time on the daemon's thread: sealed copies and opened plaintext.

@@ -1,5 +1,6 @@
 // tripd's daemon: the state of one path and one flow (daemon.hpp), shared by daemon.cpp (sockets,
-// reflecting, filtering) and daemon_paths.cpp (control connections). Internal.
+// reflecting, filtering), daemon_paths.cpp (control connections) and daemon_reload.cpp (reload).
+// Internal.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -22,16 +23,23 @@ struct LiveSession {
   Clock::time_point retired{};        ///< when it stopped being current
 };
 
-struct Daemon::Path {
-  Path(asio::io_context& io, const PathConfig& c, const LimitsConfig& limits)
-      : config(c),
+// A path owns its configuration and the flows its handshakes state, fixed for its life: a reload
+// that changes either starts a new Path (docs/tripd.md, "Reloading"). It is shared: the daemon's
+// list, and each coroutine and timer handler of the path, hold it, so a path a reload stopped is
+// freed once the last of them has ended.
+struct Daemon::Path : std::enable_shared_from_this<Daemon::Path> {
+  Path(asio::io_context& io, PathConfig c, std::vector<trip::SessionFlow> f, const LimitsConfig& limits)
+      : config(std::move(c)),
+        flows(std::move(f)),
         data(io),
         keepalive_timer(io),
         retry_timer(io),
         grace_timer(io),
         handshakes(std::make_shared<common::HandshakeSlots>(static_cast<std::uint32_t>(limits.max_handshakes),
                                                             static_cast<std::uint32_t>(limits.max_handshakes_per_source))) {}
-  const PathConfig& config;
+  const PathConfig config;
+  const std::vector<trip::SessionFlow> flows;  ///< as CLIENT_HELLO / the server's check state them (docs/trip.md §4.1)
+  bool stopping = false;                       ///< stopped by a reload (or the daemon's stop)
   udp::socket data;  ///< the path's datagrams
   std::optional<tcp::acceptor> acceptor;
   std::optional<LiveSession> current;
@@ -43,6 +51,8 @@ struct Daemon::Path {
   /// one path's flood cannot hold another path's slots, and a newcomer takes the place of the
   /// oldest handshake of the busiest source.
   std::shared_ptr<common::HandshakeSlots> handshakes;
+  /// Every control connection of this path not yet ended (weak): stopping the path aborts them all.
+  std::vector<std::weak_ptr<ControlConnection>> connections;
   Clock::time_point last_ping{};  ///< when a PING last went out on the current control connection
   std::uint8_t next_session = 0;        ///< server: the number of the next session
   std::shared_ptr<ControlConnection> connecting;  ///< client: the connection in handshake
@@ -52,20 +62,20 @@ struct Daemon::Path {
 };
 
 struct Daemon::ReflectFlow {
-  ReflectFlow(asio::io_context& io, const FlowConfig& c) : config(c), socket(io) {}
-  const FlowConfig& config;
+  ReflectFlow(asio::io_context& io, FlowConfig c) : config(std::move(c)), socket(io) {}
+  FlowConfig config;  ///< a reload may change its name and paths (docs/tripd.md, "Reloading")
   udp::socket socket;
   std::vector<asio::ip::address> allow;
-  std::vector<Path*> paths;
+  std::vector<Path*> paths;  ///< the running paths that carry it, set again by each reload
   std::uint64_t next_label = 0;
   FlowCounters counters;
   common::LogLimiter log_limit;
 };
 
 struct Daemon::FilterFlow {
-  FilterFlow(asio::io_context& io, const FlowConfig& c, Clock::duration grace)
-      : config(c), filter(grace, c.max_age), socket(io) {}
-  const FlowConfig& config;
+  FilterFlow(asio::io_context& io, FlowConfig c, Clock::duration grace)
+      : config(std::move(c)), filter(grace, config.max_age), socket(io) {}
+  FlowConfig config;
   trip::FlowFilter filter;
   udp::socket socket;
   udp::endpoint destination;

@@ -65,11 +65,7 @@ asio::awaitable<trip::FrameReader::Frame> expect(ControlConnection& c, trip::Fra
 
 }  // namespace
 
-void Daemon::start_path(Path& p) {
-  if (p.config.is_client()) {
-    spawn(client_loop(p));
-    return;
-  }
+void Daemon::bind_path(Path& p) {
   const tcp::endpoint ep(resolve_address(io_, *p.config.listen, "path " + p.config.name), p.config.listen->port);
   std::error_code ec;
   p.acceptor.emplace(io_);
@@ -77,12 +73,48 @@ void Daemon::start_path(Path& p) {
   if (!ec) p.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) p.acceptor->bind(ep, ec);
   if (!ec) p.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw std::runtime_error("path " + p.config.name + ": cannot listen on TCP " + ep.address().to_string() + ":" + std::to_string(ep.port()) + ": " + ec.message());
+  if (ec) {
+    p.acceptor->close(ec);
+    throw std::runtime_error("path " + p.config.name + ": cannot listen on TCP " + ep.address().to_string() + ":" +
+                             std::to_string(ep.port()) + ": " + ec.message());
+  }
   p.bound_port = p.acceptor->local_endpoint().port();
-  open_udp(p.data, udp::endpoint(ep.address(), p.bound_port), "path " + p.config.name);
-  spawn(accept_loop(p));
-  spawn(path_receive(p));
+  try {
+    open_udp(p.data, udp::endpoint(ep.address(), p.bound_port), "path " + p.config.name);
+  } catch (...) {
+    p.acceptor->close(ec);
+    p.data.close(ec);
+    throw;
+  }
+}
+
+void Daemon::start_path(Path& p) {
+  if (p.config.is_client()) {
+    spawn(client_loop(p), p.shared_from_this());
+    return;
+  }
+  spawn(accept_loop(p), p.shared_from_this());
+  spawn(path_receive(p), p.shared_from_this());
+  std::error_code ec;
+  const auto ep = p.acceptor->local_endpoint(ec);
   spdlog::info("path {}: listening on {}:{} (TCP and UDP)", p.config.name, ep.address().to_string(), p.bound_port);
+}
+
+void Daemon::stop_path(Path& p, const std::string& why) {
+  p.stopping = true;
+  std::error_code ec;
+  for (auto& weak : p.connections) {
+    if (auto c = weak.lock()) c->close(trip::CloseCode::shutdown, why);
+  }
+  p.connections.clear();
+  if (p.connecting) p.connecting->abort();
+  p.keepalive_timer.cancel();
+  p.retry_timer.cancel();
+  p.grace_timer.cancel();
+  p.current.reset();  // keys wiped now
+  p.previous.reset();
+  if (p.acceptor) p.acceptor->close(ec);
+  p.data.close(ec);
 }
 
 // ---- client side -----------------------------------------------------------------------------
@@ -90,17 +122,17 @@ void Daemon::start_path(Path& p) {
 asio::awaitable<void> Daemon::client_loop(Path& p) {
   std::mt19937_64 jitter(boot_ ^ p.config.number);
   auto backoff = config_.limits.reconnect_min;
-  while (!stopped_) {
+  while (!ending(p)) {
     const auto began = Clock::now();
     try {
       co_await client_connect(p);
     } catch (const std::exception& e) {
-      if (stopped_) co_return;
+      if (ending(p)) co_return;
       ++p.counters.handshake_failures;
       if (p.log_limit.allow().log) spdlog::warn("path {}: {}", p.config.name, e.what());
     }
     p.connecting.reset();
-    if (stopped_) co_return;
+    if (ending(p)) co_return;
     // A session that lasted starts the backoff again from its minimum.
     if (Clock::now() - began > config_.limits.reconnect_max) backoff = config_.limits.reconnect_min;
     const double f = std::uniform_real_distribution<double>(0.8, 1.2)(jitter);
@@ -116,9 +148,9 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
   tcp::socket socket(io_);
   auto conn = std::make_shared<ControlConnection>(std::move(socket), *client_tls_);
   p.connecting = conn;
-  track(conn);
+  track(p, conn);
   const auto ended = [&] {
-    if (stopped_ || conn->closed()) throw std::runtime_error("handshake ended (deadline or stop)");
+    if (ending(p) || conn->closed()) throw std::runtime_error("handshake ended (deadline or stop)");
   };
   std::unique_ptr<trip::Session> session;
   {
@@ -144,7 +176,7 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
       conn->close(trip::CloseCode::not_allowed, why);
       throw std::runtime_error(why);
     }
-    trip::ClientHandshake hs(config_.session.kem, boot_, p.config.number, config_.session_flows(p.config));
+    trip::ClientHandshake hs(config_.session.kem, boot_, p.config.number, p.flows);
     co_await conn->write_frame(trip::FrameType::client_hello, hs.hello_body());
     const auto sh = co_await expect(*conn, trip::FrameType::server_hello, "SERVER_HELLO");
     crypto::Bytes exporter = channel::tls_exporter(conn->tls(), trip::kExporterLabel);
@@ -180,7 +212,7 @@ asio::awaitable<void> Daemon::client_connect(Path& p) {
       if (!ec) p.data.connect(peer, ec);
       if (!ec) p.data.non_blocking(true, ec);
       if (ec) throw std::runtime_error("cannot open UDP to " + peer.address().to_string() + ": " + ec.message());
-      spawn(path_receive(p));
+      spawn(path_receive(p), p.shared_from_this());
     }
   }
   ended();
@@ -202,7 +234,7 @@ asio::awaitable<void> Daemon::accept_loop(Path& p) {
     try {
       co_await p.acceptor->async_accept(socket, use_awaitable);
     } catch (const std::system_error& e) {
-      if (stopped_ || e.code() == asio::error::operation_aborted) co_return;
+      if (ending(p) || e.code() == asio::error::operation_aborted) co_return;
       continue;  // EMFILE and the like: the next accept may do
     }
     std::error_code ec;
@@ -221,8 +253,8 @@ asio::awaitable<void> Daemon::accept_loop(Path& p) {
       conn->abort();
       continue;
     }
-    track(conn);
-    spawn(serve(p, conn, std::make_shared<common::HandshakeSlots::Ticket>(std::move(ticket))));
+    track(p, conn);
+    spawn(serve(p, conn, std::make_shared<common::HandshakeSlots::Ticket>(std::move(ticket))), p.shared_from_this());
   }
 }
 
@@ -230,7 +262,7 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
                                      std::shared_ptr<common::HandshakeSlots::Ticket> slot) {
   const auto source = conn->remote().address();
   const auto ended = [&] {
-    if (stopped_ || conn->closed()) throw std::runtime_error("handshake ended (deadline, eviction or stop)");
+    if (ending(p) || conn->closed()) throw std::runtime_error("handshake ended (deadline, eviction or stop)");
   };
   try {
     std::unique_ptr<trip::Session> session;
@@ -259,7 +291,7 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
       std::optional<trip::ServerAnswer> answer;
       try {
         // The number is taken now: two handshakes of one path in flight never share one (§4.3).
-        answer.emplace(trip::answer_client_hello(ch.body, exporter, offer, config_.session_flows(p.config), boot_, p.next_session++));
+        answer.emplace(trip::answer_client_hello(ch.body, exporter, offer, p.flows, boot_, p.next_session++));
       } catch (const trip::HandshakeError& e) {
         crypto::secure_wipe(exporter);
         conn->close(e.code(), e.what());
@@ -282,7 +314,7 @@ asio::awaitable<void> Daemon::serve(Path& p, std::shared_ptr<ControlConnection> 
   } catch (const std::exception& e) {
     slot->release();
     conn->abort();
-    if (!stopped_) {
+    if (!ending(p)) {
       ++p.counters.handshake_failures;
       if (p.log_limit.allow().log) spdlog::warn("path {}: connection from {}: {}", p.config.name, source.to_string(), e.what());
     }
@@ -308,15 +340,15 @@ asio::awaitable<void> Daemon::control_loop(Path& p, std::shared_ptr<ControlConne
       }
     }
   } catch (const std::exception& e) {
-    if (!stopped_ && !conn->closed()) spdlog::info("path {}: control connection ended: {}", p.config.name, e.what());
+    if (!ending(p) && !conn->closed()) spdlog::info("path {}: control connection ended: {}", p.config.name, e.what());
   }
   conn->abort();
   retire(p, conn.get());
 }
 
 bool Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<ControlConnection> conn) {
-  if (stopped_) {
-    conn->close(trip::CloseCode::shutdown, "tripd is stopping");
+  if (ending(p)) {
+    conn->close(trip::CloseCode::shutdown, stopped_ ? "tripd is stopping" : "the path was stopped by a reload");
     return false;
   }
   for (auto& [id, f] : filter_flows_) {
@@ -345,16 +377,16 @@ bool Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<
   return true;
 }
 
-void Daemon::track(const std::shared_ptr<ControlConnection>& conn) {
-  std::erase_if(connections_, [](const std::weak_ptr<ControlConnection>& w) { return w.expired(); });
-  connections_.push_back(conn);
+void Daemon::track(Path& p, const std::shared_ptr<ControlConnection>& conn) {
+  std::erase_if(p.connections, [](const std::weak_ptr<ControlConnection>& w) { return w.expired(); });
+  p.connections.push_back(conn);
 }
 
 void Daemon::arm_grace(Path& p) {
   if (!p.previous) return;
   p.grace_timer.expires_at(p.previous->retired + config_.limits.session_grace);
-  p.grace_timer.async_wait([this, &p](std::error_code ec) {
-    if (ec || stopped_) return;
+  p.grace_timer.async_wait([this, &p, keep = p.shared_from_this()](std::error_code ec) {
+    if (ec || ending(p)) return;
     if (p.previous && Clock::now() - p.previous->retired >= config_.limits.session_grace) p.previous.reset();  // keys wiped
   });
 }
@@ -371,10 +403,10 @@ void Daemon::retire(Path& p, const ControlConnection* conn) {
 }
 
 void Daemon::keepalive_tick(Path& p) {
-  if (!p.current || stopped_) return;
+  if (!p.current || ending(p)) return;
   p.keepalive_timer.expires_after(p.current->session->keepalive_interval());
-  p.keepalive_timer.async_wait([this, &p](std::error_code ec) {
-    if (ec || !p.current || stopped_) return;
+  p.keepalive_timer.async_wait([this, &p, keep = p.shared_from_this()](std::error_code ec) {
+    if (ec || !p.current || ending(p)) return;
     if (p.current->session->dead(Clock::now())) {
       ++p.counters.sessions_dead;
       spdlog::warn("path {}: no keepalive for {} ms: the session ends", p.config.name, p.current->session->dead_after().count());

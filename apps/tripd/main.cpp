@@ -4,7 +4,8 @@
 //   tripd --config FILE [--check-config] [--log-level LEVEL]
 //
 // Exit codes: 0 stopped cleanly (SIGTERM/SIGINT) or a valid configuration; 2 a bad command line or
-// configuration; 1 a failure at start (a certificate, an address in use).
+// configuration; 1 a failure at start (a certificate, an address in use). SIGHUP reloads the
+// configuration (docs/tripd.md, "Reloading").
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -14,13 +15,50 @@
 
 #include "daemon.hpp"
 #include "metrics_page.hpp"
-#include "relay.hpp"
+#include "relay_set.hpp"
 #include "status_server.hpp"
 #include "pqot/metrics/http_server.hpp"
 #include "tripd/config.hpp"
 
+namespace {
+
+using namespace pqot::tripd;
+
+// What a reload leaves as it was at start (docs/tripd.md, "Reloading").
+struct Fixed {
+  std::optional<pqot::common::HostPort> metrics_listen;
+  std::optional<std::filesystem::path> status_socket;
+  bool log_level_on_command_line = false;
+};
+
+// SIGHUP: the same file read again; applied whole or refused whole, in one log line either way.
+void reload(const std::string& file, const Fixed& fixed, Daemon& daemon, RelaySet& relays, ReloadCounts& counts) {
+  try {
+    TripdConfig next = load_config(file);
+    if (next.metrics_listen != fixed.metrics_listen) throw ReloadRefused("[metrics] listen changed: that needs a restart");
+    if (next.status_socket != fixed.status_socket) throw ReloadRefused("[status] socket changed: that needs a restart");
+    const std::vector<RelayConfig> next_relays = next.relays;
+    const std::string level = next.log_level;
+    auto prepared = daemon.prepare_reload(std::move(next));
+    auto prepared_relays = relays.prepare(next_relays);  // throws: `prepared` is dropped, nothing changed
+    const std::string paths = daemon.commit_reload(std::move(prepared));
+    const std::string relay_line = relays.commit(std::move(prepared_relays));
+    std::string log_line;
+    if (!fixed.log_level_on_command_line && spdlog::get_level() != spdlog::level::from_str(level)) {
+      spdlog::set_level(spdlog::level::from_str(level));
+      log_line = "; log level " + level;
+    }
+    ++counts.applied;
+    spdlog::info("reload applied: {}; {}{}", paths, relay_line, log_line);
+  } catch (const std::exception& e) {
+    ++counts.refused;
+    spdlog::error("reload refused, the running configuration is kept: {}", e.what());
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace pqot::tripd;
   CLI::App app{"tripd: TRIP, a multipath redundant post-quantum secure UDP tunnel (docs/tripd.md)"};
   app.name("tripd");
   std::string config_file, log_level;
@@ -30,8 +68,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warning, error (overrides [log] level)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warning", "error"}));
   app.set_version_flag("--version", std::string(PQOT_VERSION_STRING));
-  app.footer("SIGTERM or SIGINT stop it cleanly (each session is closed with CLOSE shutdown). Examples: "
-             "examples/trip/*.toml.");
+  app.footer("SIGTERM or SIGINT stop it cleanly (each session is closed with CLOSE shutdown); SIGHUP reads the "
+             "configuration again and applies it (docs/tripd.md, \"Reloading\"). Examples: examples/trip/*.toml.");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -61,33 +99,29 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level.empty() ? config.log_level : log_level));
   try {
     asio::io_context io;
-    const auto metrics_listen = config.metrics_listen;
-    const auto status_socket = config.status_socket;
+    const Fixed fixed{config.metrics_listen, config.status_socket, !log_level.empty()};
     const std::vector<RelayConfig> relay_configs = config.relays;
     Daemon daemon(io, std::move(config));
     daemon.start();
-    std::vector<std::unique_ptr<Relay>> relays;
-    for (const RelayConfig& rc : relay_configs) {
-      relays.push_back(std::make_unique<Relay>(io, rc));
-      relays.back()->start();
-    }
+    RelaySet relays(io);
+    relays.start(relay_configs);
+    ReloadCounts reloads;
     std::unique_ptr<pqot::metrics::MetricsHttpServer> metrics;
-    if (metrics_listen) {
-      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(
-          io, metrics_listen->host, metrics_listen->port, [&] { return metrics_page(daemon, relays, relay_configs); });
+    if (fixed.metrics_listen) {
+      metrics = std::make_unique<pqot::metrics::MetricsHttpServer>(io, fixed.metrics_listen->host, fixed.metrics_listen->port,
+                                                                    [&] { return metrics_page(daemon, relays.stats(), reloads); });
       metrics->start();
     }
     std::unique_ptr<StatusServer> status;
-    if (status_socket) {
-      status = std::make_unique<StatusServer>(io, *status_socket, [&daemon] { return status_json(daemon); });
+    if (fixed.status_socket) {
+      status = std::make_unique<StatusServer>(io, *fixed.status_socket, [&daemon] { return status_json(daemon); });
       status->start();
     }
-    // SIGHUP would end the process by default: until reload is built (docs/tripd.md), it says so.
     asio::signal_set hangup(io, SIGHUP);
     std::function<void()> wait_hangup = [&] {
       hangup.async_wait([&](std::error_code ec, int) {
         if (ec) return;
-        spdlog::warn("SIGHUP: reloading the configuration is not built yet; restart tripd to apply a new one");
+        reload(config_file, fixed, daemon, relays, reloads);
         wait_hangup();
       });
     };
@@ -98,7 +132,7 @@ int main(int argc, char** argv) {
       spdlog::info("signal {}: stopping", sig);
       daemon.stop();
       hangup.cancel();
-      for (auto& r : relays) r->stop();
+      relays.stop();
       if (metrics) metrics->stop();
       if (status) status->stop();
       // Let the CLOSE frames go out, then end.

@@ -64,9 +64,12 @@ void relay_metrics(metrics::MetricsWriter& w, const std::vector<std::pair<std::s
 
 }  // namespace
 
-std::string metrics_page(const Daemon& d, const std::vector<std::unique_ptr<Relay>>& relays,
-                         const std::vector<RelayConfig>& relay_configs) {
+std::string metrics_page(const Daemon& d, const std::vector<std::pair<std::string, RelayStats>>& relays,
+                         const ReloadCounts& reloads) {
   metrics::MetricsWriter w;
+  w.family("tripd_reloads_total", "Configuration reloads (SIGHUP), applied or refused.", MetricType::counter);
+  w.sample("tripd_reloads_total", {{"result", "applied"}}, reloads.applied);
+  w.sample("tripd_reloads_total", {{"result", "refused"}}, reloads.refused);
   const auto paths = d.paths();
   const auto flows = d.flows();
   w.family("trip_path_up", "1 while the path has a session.", MetricType::gauge);
@@ -121,11 +124,7 @@ std::string metrics_page(const Daemon& d, const std::vector<std::unique_ptr<Rela
            [](const FlowCounters& c) { return c.too_old + c.stale_boot; }, false);
   per_flow(w, flows, "trip_flow_deliver_errors_total", "Deliveries the local socket refused.",
            [](const FlowCounters& c) { return c.deliver_errors; }, false);
-  if (!relays.empty()) {
-    std::vector<std::pair<std::string, RelayStats>> r;
-    for (std::size_t i = 0; i < relays.size() && i < relay_configs.size(); ++i) r.emplace_back(relay_configs[i].name, relays[i]->stats());
-    relay_metrics(w, r);
-  }
+  if (!relays.empty()) relay_metrics(w, relays);
   return w.take();
 }
 

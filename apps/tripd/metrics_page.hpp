@@ -3,7 +3,8 @@
 
 #include <string>
 
-#include <memory>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "daemon.hpp"
@@ -11,8 +12,15 @@
 
 namespace pqot::tripd {
 
-/// The page for the daemon's and the relays' state now; called on their thread.
-std::string metrics_page(const Daemon& d, const std::vector<std::unique_ptr<Relay>>& relays,
-                         const std::vector<RelayConfig>& relay_configs);
+/// Reloads since start (docs/tripd.md, "Reloading"): `tripd_reloads_total{result}`.
+struct ReloadCounts {
+  std::uint64_t applied = 0;
+  std::uint64_t refused = 0;
+};
+
+/// The page for the daemon's and the relays' state now (each relay's name and counters);
+/// called on their thread.
+std::string metrics_page(const Daemon& d, const std::vector<std::pair<std::string, RelayStats>>& relays,
+                         const ReloadCounts& reloads = {});
 
 }  // namespace pqot::tripd

@@ -1,12 +1,14 @@
-// The tripd program (docs/tripd.md, "Running"): --check-config, two tripd processes carrying a
-// flow over two paths, SIGHUP said to be unsupported rather than fatal, SIGTERM ending both with
-// CLOSE shutdown and exit code 0.
+// The tripd program (docs/tripd.md, "Running", "Reloading"): --check-config, two tripd processes
+// carrying a flow over two paths, SIGHUP applying an edited file (a third path comes up) and
+// refusing a broken one (the error line, the process running on), SIGTERM ending both with CLOSE
+// shutdown and exit code 0.
 #include <gtest/gtest.h>
 
 #include <asio.hpp>
 #include <fstream>
 
 #include "../support/child_process.hpp"
+#include "../support/scrape.hpp"
 #include "pqot/pki/test_pki.hpp"
 #include "trip_ports.hpp"
 
@@ -102,8 +104,54 @@ TEST(TripdProgram, TwoDaemonsCarryAFlowAndStopCleanly) {
   ASSERT_EQ(got.size(), 50u);
   for (int i = 0; i < 50; ++i) EXPECT_EQ(got[i], i + 1);
 
+  // SIGHUP with an edited file: a third path on both sides comes up.
+  const std::uint16_t p3 = free_trip_port();
+  const std::string b_text = slurp(dir.path() / "b.toml");
+  const std::string a_text = slurp(dir.path() / "a.toml");
+  tripd_write(dir.path() / "b.toml", b_text + "[[path]]\nname = \"c\"\nnumber = 3\nlisten = \"127.0.0.1:" + std::to_string(p3) +
+                                        "\"\npeers = [\"client1\"]\n");
+  tripd_write(dir.path() / "a.toml", a_text + "[[path]]\nname = \"c\"\nnumber = 3\nconnect = \"127.0.0.1:" + std::to_string(p3) + "\"\n");
+  b.signal(SIGHUP);
+  EXPECT_TRUE(b.wait_for_log("reload applied: paths added: c; removed: -; restarted: -; relays added: -")) << b.log();
   a.signal(SIGHUP);
-  EXPECT_TRUE(a.wait_for_log("reloading the configuration is not built yet")) << a.log();
+  EXPECT_TRUE(a.wait_for_log("reload applied: paths added: c; removed: -; restarted: -; relays added: -")) << a.log();
+  EXPECT_TRUE(a.wait_for_log("path c: session 0 up")) << a.log();
+  EXPECT_TRUE(b.wait_for_log("path c: session 0 up")) << b.log();
+  // A new [metrics] address needs a restart: refused, and counted.
+  std::string moved = slurp(dir.path() / "b.toml");
+  const std::string metrics_line = "[metrics]\nlisten = \"127.0.0.1:" + std::to_string(metrics) + "\"";
+  ASSERT_NE(moved.find(metrics_line), std::string::npos) << moved;
+  moved.replace(moved.find(metrics_line), metrics_line.size(), "[metrics]\nlisten = \"127.0.0.1:" + std::to_string(free_trip_port()) + "\"");
+  tripd_write(dir.path() / "b.toml", moved);
+  b.signal(SIGHUP);
+  EXPECT_TRUE(b.wait_for_log("reload refused, the running configuration is kept: [metrics] listen changed: that needs a restart")) << b.log();
+  const std::string page = http_get(metrics, "/metrics");
+  EXPECT_NE(page.find("tripd_reloads_total{result=\"applied\"} 1"), std::string::npos) << page;
+  EXPECT_NE(page.find("tripd_reloads_total{result=\"refused\"} 1"), std::string::npos) << page;
+
+  // SIGHUP with a broken file: the error line, and the daemon runs on as it was.
+  tripd_write(dir.path() / "a.toml", a_text + "[[path]]\nname = \"bad name!\"\n");
+  a.signal(SIGHUP);
+  EXPECT_TRUE(a.wait_for_log("reload refused, the running configuration is kept: " + (dir.path() / "a.toml").string() + ":")) << a.log();
+  // The same FILE:LINE message --check-config gives.
+  ChildProcess check(tripd_bin(), {"--check-config", "--config", (dir.path() / "a.toml").string()}, false);
+  EXPECT_EQ(check.wait_exit(), 2);
+  const std::string check_log = check.log();
+  const auto at = check_log.find("tripd: error: ");
+  ASSERT_NE(at, std::string::npos) << check_log;
+  const std::string message = check_log.substr(at + 14, check_log.find('\n', at) - at - 14);
+  EXPECT_NE(message.find("a.toml:17: path.name = 'bad name!'"), std::string::npos) << message;
+  EXPECT_NE(a.log().find("reload refused, the running configuration is kept: " + message), std::string::npos) << a.log();
+  for (int i = 51; i <= 60; ++i) {
+    d[0] = static_cast<std::uint8_t>(i);
+    sender.send_to(asio::buffer(d), to);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    take();
+  }
+  EXPECT_TRUE(eventually([&] {
+    take();
+    return got.size() >= 60;
+  })) << got.size();
   EXPECT_EQ(a.stop(), 0) << a.log();
   EXPECT_TRUE(b.wait_for_log("the peer closed the session (shutdown)")) << b.log();
   EXPECT_EQ(b.stop(), 0) << b.log();

@@ -14,6 +14,7 @@ namespace pqot::common {
 struct HostPort {
   std::string host;  ///< without the brackets of an IPv6 literal
   std::uint16_t port = 0;
+  bool operator==(const HostPort&) const = default;
 };
 
 /// nullopt unless `text` is HOST:PORT or [IPV6]:PORT with PORT in 1..65535 (0..65535 if
