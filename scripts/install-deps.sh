@@ -5,12 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The sanitizer and fuzz builds use clang 16 with its sanitizer runtimes (Makefile, SAN_CXX).
 # The tests need valgrind (the constant-time check) and systemd-analyze from systemd (the packaged
 # unit's check); configuring with tests fails without them, and without node (below). The SRUP-PQ
 # demo drives the broker with mosquitto-clients (mosquitto_sub, mosquitto_pub). `make bench-trip` runs Debian's
 # wireguard-go (with wireguard-tools' wg) beside TRIP and reads tripd's metrics with curl.
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev valgrind systemd
+  build-essential cmake ninja-build pkg-config clang-16 libclang-rt-16-dev valgrind systemd
   libssl-dev openssl libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libasio-dev libspdlog-dev libtomlplusplus-dev libmodbus-dev libmosquitto-dev mosquitto
   mosquitto-clients libsqlite3-dev iproute2 gnuplot-nox faketime wireguard-go wireguard-tools curl
