@@ -7,12 +7,13 @@
 // is replaced; the commentary around them is kept as it is. Plots: one per scenario (p50 bars with
 // a line up to p99, log scale, grouped by operation) and one per scenario with throughput figures.
 
-import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+
+import { fmtUs, gnuplotQuote, pngTerminal, runGnuplot, spliceBetween, table } from "./lib/report-common.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
@@ -41,14 +42,6 @@ const PROTOCOL_COLOUR = {
 // ---- formatting ---------------------------------------------------------------------------------
 
 /** A duration given in µs, with a unit that keeps 3 significant digits readable. */
-function fmtUs(us) {
-  if (us === null || us === undefined || !Number.isFinite(us)) return "–";
-  if (us >= 1_000_000) return `${(us / 1e6).toFixed(2)} s`;
-  if (us >= 10_000) return `${(us / 1000).toFixed(1)} ms`;
-  if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
-  if (us >= 100) return `${us.toFixed(0)} µs`;
-  return `${us.toFixed(1)} µs`;
-}
 
 function fmtNum(x, digits = 1) {
   if (x === null || x === undefined || !Number.isFinite(x)) return "–";
@@ -60,11 +53,6 @@ function fmtRatio(x) {
   return x >= 100 ? `${x.toFixed(0)}×` : x >= 10 ? `${x.toFixed(1)}×` : `${x.toFixed(2)}×`;
 }
 
-function table(header, rows, align) {
-  const line = (cells) => `| ${cells.join(" | ")} |`;
-  const sep = header.map((_, i) => (align?.[i] === "r" ? "---:" : "---"));
-  return [line(header), line(sep), ...rows.map(line)].join("\n");
-}
 
 const label = (p) => PROTOCOL_LABEL[p] ?? p;
 
@@ -250,16 +238,8 @@ function failuresSection(r) {
 
 // ---- plots --------------------------------------------------------------------------------------
 
-function pngTerminal() {
-  const res = spawnSync("gnuplot", ["-e", "set terminal"], { encoding: "utf8" });
-  if (res.error) throw new Error("gnuplot not found (apt-get install gnuplot-nox)");
-  const text = `${res.stdout}${res.stderr}`;
-  if (/\bpngcairo\b/.test(text)) return 'pngcairo size 960,540 font "sans,10"';
-  if (/\bpng\b/.test(text)) return "png size 960,540";
-  throw new Error("gnuplot has no png terminal");
-}
 
-const q = (s) => `"${String(s).replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+const q = gnuplotQuote;
 
 /** Tick labels at each decade, as durations (the values are µs). */
 function durationTics(ymin, ymax) {
@@ -348,11 +328,6 @@ function groupedBarsScript({ terminal, out, title, ylabel, xlabel, yticsFor, gro
   return lines.join("\n") + "\n";
 }
 
-function runGnuplot(script, tmp, name) {
-  const file = path.join(tmp, `${name}.gp`);
-  fs.writeFileSync(file, script);
-  execFileSync("gnuplot", [file], { stdio: ["ignore", "inherit", "inherit"] });
-}
 
 function latencyPlot(r, scenario, terminal, imgDir, tmp) {
   const stats = r.scenarios[scenario] ?? {};
@@ -417,15 +392,6 @@ ${BEGIN}
 ${END}
 `;
 
-/** Replaces what is between the markers; appends the markers if the document has none. */
-function spliceResults(doc, generated) {
-  const begin = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (begin === -1 || end === -1 || end < begin) {
-    return `${doc.trimEnd()}\n\n${BEGIN}\n${generated}\n${END}\n`;
-  }
-  return `${doc.slice(0, begin + BEGIN.length)}\n${generated}\n${doc.slice(end)}`;
-}
 
 function main() {
   const { values, positionals } = parseArgs({
@@ -466,7 +432,7 @@ function main() {
     sections.push(throughputSection(r, tputImgs), scaleSection(r), failuresSection(r));
     const generated = sections.filter(Boolean).join("\n\n");
     const doc = fs.existsSync(docFile) ? fs.readFileSync(docFile, "utf8") : DEFAULT_DOC;
-    fs.writeFileSync(docFile, spliceResults(doc, generated));
+    fs.writeFileSync(docFile, spliceBetween(doc, generated, BEGIN, END));
     process.stderr.write(`report: ${docFile} and plots in ${imgDir}\n`);
   } finally {
     if (!process.env.PQB_REPORT_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });

@@ -7,12 +7,13 @@
 // appended under a "## TRIP" heading if the document has none); the commentary around them is
 // written by hand. Plots: docs/img/trip-overhead.png, trip-paths.png, trip-loopback.png.
 
-import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+
+import { fmtUs, gnuplotQuote, pngTerminal, runGnuplot, spliceBetween, table } from "./lib/report-common.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
@@ -30,24 +31,11 @@ const COLOUR = { trip3: "#1f77b4", trip2: "#6baed6", trip1: "#9ecae1", wg: "#d62
 
 // ---- formatting ---------------------------------------------------------------------------------
 
-function fmtUs(us) {
-  if (us === null || us === undefined || !Number.isFinite(us)) return "–";
-  if (us >= 1_000_000) return `${(us / 1e6).toFixed(2)} s`;
-  if (us >= 10_000) return `${(us / 1000).toFixed(1)} ms`;
-  if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
-  if (us >= 100) return `${us.toFixed(0)} µs`;
-  return `${us.toFixed(1)} µs`;
-}
 const fmtNum = (x, d = 0) =>
   x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toLocaleString("en-US", { maximumFractionDigits: d });
 const pct = (x, d = 1) => (x === null || x === undefined ? "–" : `${(x * 100).toFixed(d)} %`);
 const ratio = (a, b) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
 
-function table(header, rows, align) {
-  const line = (cells) => `| ${cells.join(" | ")} |`;
-  const sep = header.map((_, i) => (align?.[i] === "r" ? "---:" : "---"));
-  return [line(header), line(sep), ...rows.map(line)].join("\n");
-}
 
 // ---- sections -----------------------------------------------------------------------------------
 
@@ -194,15 +182,7 @@ function throughputSection(r) {
 
 // ---- plots --------------------------------------------------------------------------------------
 
-function pngTerminal() {
-  const res = spawnSync("gnuplot", ["-e", "set terminal"], { encoding: "utf8" });
-  if (res.error) throw new Error("gnuplot not found (apt-get install gnuplot-nox)");
-  const text = `${res.stdout}${res.stderr}`;
-  if (/\bpngcairo\b/.test(text)) return 'pngcairo size 960,540 font "sans,10"';
-  if (/\bpng\b/.test(text)) return "png size 960,540";
-  throw new Error("gnuplot has no png terminal");
-}
-const q = (s) => `"${String(s).replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+const q = gnuplotQuote;
 
 /**
  * Grouped bars: groups along x, one bar per series, from the axis up to `value`, with a line up to
@@ -250,11 +230,6 @@ function barsScript({ terminal, out, title, ylabel, groups, series, data, log, h
   return lines.join("\n") + "\n";
 }
 
-function gnuplot(script, tmp, name) {
-  const file = path.join(tmp, `${name}.gp`);
-  fs.writeFileSync(file, script);
-  execFileSync("gnuplot", [file], { stdio: ["ignore", "inherit", "inherit"] });
-}
 
 function overheadPlot(r, terminal, imgDir, tmp) {
   const s = r.overhead?.summary;
@@ -274,7 +249,7 @@ function overheadPlot(r, terminal, imgDir, tmp) {
     `plot $d using 2:xtic(1) lc rgb "#1f77b4" title "measured (data + keepalives + control)", ` +
       `'' using 3 lc rgb "#bbbbbb" title "N × (1 + 28/190) − 1", ` +
       `'' using 0:2:(sprintf("%.1f %%", $2)) with labels offset -2.5,0.7 notitle`);
-  gnuplot(lines.join("\n") + "\n", tmp, "trip-overhead");
+  runGnuplot(lines.join("\n") + "\n", tmp, "trip-overhead");
   return out;
 }
 
@@ -293,7 +268,7 @@ function pathsPlot(r, terminal, imgDir, tmp) {
   const script = barsScript({ terminal, out, title: "One-way latency through the lab (bars p50, lines up to p99)",
     ylabel: "one-way latency, ms (log scale)", groups: ["no flood", "12 ms path flooded"], series, data, log: true,
     highTitle: "p50 → p99", yFormat: "%g" });
-  gnuplot(script, tmp, "trip-paths");
+  runGnuplot(script, tmp, "trip-paths");
   return out;
 }
 
@@ -314,18 +289,12 @@ function loopbackPlot(r, terminal, imgDir, tmp) {
     `plot $d using 2:xtic(1) lc rgb "#7f7f7f" title "direct", '' using 3 lc rgb "#1f77b4" title "TRIP (reflector + filter)", ` +
       `'' using ($0-0.13):2:(sprintf("%.0f", $2)) with labels offset 0,0.7 notitle, ` +
       `'' using ($0+0.13):3:(sprintf("%.0f", $3)) with labels offset 0,0.7 notitle`];
-  gnuplot(lines.join("\n") + "\n", tmp, "trip-loopback");
+  runGnuplot(lines.join("\n") + "\n", tmp, "trip-loopback");
   return out;
 }
 
 // ---- the document -------------------------------------------------------------------------------
 
-function splice(doc, generated) {
-  const begin = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (begin === -1 || end === -1 || end < begin) return `${doc.trimEnd()}\n\n## TRIP\n\n${BEGIN}\n${generated}\n${END}\n`;
-  return `${doc.slice(0, begin + BEGIN.length)}\n${generated}\n${doc.slice(end)}`;
-}
 
 function main() {
   const { values, positionals } = parseArgs({
@@ -361,7 +330,7 @@ function main() {
       throughputSection(r),
     ];
     const doc = fs.existsSync(docFile) ? fs.readFileSync(docFile, "utf8") : "# Benchmarks\n";
-    fs.writeFileSync(docFile, splice(doc, sections.filter(Boolean).join("\n\n")));
+    fs.writeFileSync(docFile, spliceBetween(doc, sections.filter(Boolean).join("\n\n"), BEGIN, END, "## TRIP\n\n"));
     process.stderr.write(`trip-report: ${docFile} and plots in ${imgDir}\n`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
