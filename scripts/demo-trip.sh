@@ -32,8 +32,14 @@ cleanup() {
   fi
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
   for pid in $(jobs -p); do kill "$pid" 2>/dev/null || true; done
+  pkill -f "tail -n \+2 -f $work/receiver.out" 2>/dev/null || true
   wait 2>/dev/null || true
-  for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+  # Whatever still runs in a namespace (started but not yet recorded when a step failed) goes too,
+  # or the namespace would live on unnamed.
+  for n in "${namespaces[@]}"; do
+    ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$n" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -126,7 +132,6 @@ ip netns exec "$ns-src" node scripts/lib/trip-traffic.mjs send --to 127.0.0.1:10
 sender_pid=$!
 pids+=("$sender_pid")
 tail -n +2 -f "$work/receiver.out" | sed -u 's/^/   receiver: /' &
-tail_pid=$!
 sleep 3.2
 note "the filter: each datagram comes over three paths; the first copy is delivered (WON), the others are duplicates"
 status filter
@@ -150,7 +155,7 @@ kill "$flood_pid"
 start_tripd r2 relay2
 wait_until "three paths up again" 30 paths_up 3
 sleep 2.2
-kill "$tail_pid"
+pkill -f "tail -n \+2 -f $work/receiver.out" || true
 status filter
 
 step "T8. the sender stops; the filter's metrics (excerpt), and the end"

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -134,9 +136,16 @@ class NetnsLab {
       if (name.rfind("trip-", 0) != 0) continue;
       const pid_t pid = std::atoi(name.c_str() + 5);
       if (pid <= 0 || name != prefix(pid) + name.substr(prefix(pid).size())) continue;
-      if (pid == ::getpid() || std::filesystem::exists("/proc/" + std::to_string(pid))) continue;
+      if (pid == ::getpid() || is_live_lab(pid)) continue;
       remove(name);
     }
+  }
+
+  /// Whether `pid` is a test program that may own a lab (a pid reused by anything else is not).
+  static bool is_live_lab(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return cmdline.find("_tests") != std::string::npos;
   }
 
   std::string ip_;
