@@ -67,6 +67,13 @@ std::string us_text(const nlohmann::json& v) {
   return b;
 }
 
+std::string percent_text(const nlohmann::json& v) {
+  if (!v.is_number()) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", v.get<double>() * 100.0);
+  return b;
+}
+
 std::string cell(const nlohmann::json& v) {
   if (v.is_string()) return pqot::common::printable(v.get<std::string>(), 32);
   if (v.is_boolean()) return v.get<bool>() ? "up" : "DOWN";
@@ -78,15 +85,15 @@ void print_table(const nlohmann::json& j) {
   std::ostringstream out;
   out << "tripd boot " << cell(j.value("boot", nlohmann::json())) << "\n\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-16s %-6s %-4s %4s %10s %10s %10s %10s %10s %8s %10s\n", "PATH", "SIDE", "UP", "SESS",
-                "RTT", "SRTT", "SENT", "RECEIVED", "WON", "DUPS", "DROPPED");
+  std::snprintf(line, sizeof line, "%-16s %-6s %-4s %4s %10s %10s %10s %10s %10s %8s %10s %8s\n", "PATH", "SIDE", "UP", "SESS",
+                "RTT", "SRTT", "SENT", "RECEIVED", "WON", "DUPS", "DROPPED", "LOSS");
   out << line;
   for (const auto& p : j.at("paths")) {
-    std::snprintf(line, sizeof line, "%-16s %-6s %-4s %4s %10s %10s %10s %10s %10s %8s %10s\n", cell(p.at("name")).c_str(),
+    std::snprintf(line, sizeof line, "%-16s %-6s %-4s %4s %10s %10s %10s %10s %10s %8s %10s %8s\n", cell(p.at("name")).c_str(),
                   cell(p.at("side")).c_str(), cell(p.at("up")).c_str(), cell(p.at("session")).c_str(),
                   us_text(p.at("rtt_us")).c_str(), us_text(p.at("srtt_us")).c_str(), cell(p.at("sent")).c_str(),
                   cell(p.at("received")).c_str(), cell(p.at("won")).c_str(), cell(p.at("duplicates")).c_str(),
-                  cell(p.at("dropped")).c_str());
+                  cell(p.at("dropped")).c_str(), percent_text(p.value("data_loss", nlohmann::json())).c_str());
     out << line;
   }
   out << "\n";

@@ -273,6 +273,15 @@ std::vector<PathStatus> Daemon::paths() const {
       s.rtt = p->current->session->last_rtt();
       s.srtt = p->current->session->smoothed_rtt();
       s.keepalives_missing = p->current->session->keepalives_missing();
+      if (p->loss_samples.size() >= 2) {
+        const auto& first = p->loss_samples.front();
+        const auto& last = p->loss_samples.back();
+        const std::uint64_t delivered = last.delivered - first.delivered;
+        const std::uint64_t brought = last.brought - first.brought;
+        if (delivered >= kLossMinDatagrams) {
+          s.data_loss = brought >= delivered ? 0.0 : 1.0 - static_cast<double>(brought) / static_cast<double>(delivered);
+        }
+      }
     }
     s.counters = p->counters;
     out.push_back(s);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "control_connection.hpp"
+#include "reload_outcome.hpp"
 #include "pqot/common/admission.hpp"
 #include "pqot/trip/filter.hpp"
 #include "pqot/trip/session.hpp"
@@ -63,8 +64,16 @@ struct PathStatus {
   std::optional<std::chrono::microseconds> rtt;
   std::optional<std::chrono::microseconds> srtt;
   unsigned keepalives_missing = 0;
+  /// Of the datagrams its filtered flows delivered over the current session's last
+  /// kLossIntervals keepalive intervals, the share this path did not bring (docs/trip.md §7);
+  /// none without a session, before the first interval, or with fewer than kLossMinDatagrams.
+  std::optional<double> data_loss;
   PathCounters counters;
 };
+
+/// The data loss estimate's window, in keepalive intervals, and the fewest datagrams it needs.
+inline constexpr std::size_t kLossIntervals = 16;
+inline constexpr std::uint64_t kLossMinDatagrams = 32;
 
 struct FlowStatus {
   std::uint16_t id = 0;
@@ -117,6 +126,9 @@ class Daemon {
     std::vector<std::shared_ptr<Path>> added;  ///< listening ones bound, none started
     std::vector<std::string> removed;
     std::vector<std::string> restarted;
+    /// Restarted listening paths whose address changed: bound here, as added ones are, so that
+    /// an address that cannot be taken refuses the whole reload.
+    std::map<std::string, std::shared_ptr<Path>> rebound;
     std::map<std::uint16_t, std::vector<asio::ip::address>> allow;  ///< reflected flows' allow_from, resolved
     std::vector<std::string> changes;  ///< the rest of what changed, for the log line
   };
@@ -125,9 +137,10 @@ class Daemon {
   /// be loaded or bound; the daemon is untouched either way.
   std::unique_ptr<PreparedReload> prepare_reload(TripdConfig next);
   /// Applies a prepared reload: paths added, stopped, restarted; flows moved to their new paths.
-  /// Returns one line saying what changed (no key material).
-  std::string commit_reload(std::unique_ptr<PreparedReload> r);
-  /// prepare_reload and commit_reload at once.
+  /// Says what changed (no key material), and which restarted path could not take its
+  /// unchanged address back after its old socket closed (it stays down until a later reload).
+  ReloadOutcome commit_reload(std::unique_ptr<PreparedReload> r);
+  /// prepare_reload and commit_reload at once; the outcome's line.
   std::string reload(TripdConfig next);
   /// Paths a reload stopped whose coroutines have not all ended yet (their memory still held).
   std::size_t paths_retiring() const;
@@ -159,6 +172,8 @@ class Daemon {
   void track(Path& p, const std::shared_ptr<ControlConnection>& conn);
   void arm_grace(Path& p);
   void send_keepalive(Path& p);
+  /// Records the path's copies and its filtered flows' deliveries for the data loss estimate.
+  void sample_loss(Path& p);
 
   asio::awaitable<void> path_receive(Path& p);
   void on_datagram(Path& p, crypto::ByteView dg, const asio::ip::udp::endpoint& from);

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <deque>
+
 #include "daemon.hpp"
 #include "pqot/common/admission.hpp"
 #include "pqot/common/log_limiter.hpp"
@@ -57,6 +59,14 @@ struct Daemon::Path : std::enable_shared_from_this<Daemon::Path> {
   std::uint8_t next_session = 0;        ///< server: the number of the next session
   std::shared_ptr<ControlConnection> connecting;  ///< client: the connection in handshake
   PathCounters counters;
+  /// The data loss estimate's samples (docs/trip.md §7), one per keepalive interval of the
+  /// current session (at most kLossIntervals + 1): copies this path brought (won + duplicates)
+  /// and datagrams delivered by the flows this side filters on the session.
+  struct LossSample {
+    std::uint64_t brought = 0;
+    std::uint64_t delivered = 0;
+  };
+  std::deque<LossSample> loss_samples;
   common::LogLimiter log_limit;
   std::uint16_t bound_port = 0;
 };

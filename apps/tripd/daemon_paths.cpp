@@ -238,6 +238,10 @@ asio::awaitable<void> Daemon::accept_loop(Path& p) {
       continue;  // EMFILE and the like: the next accept may do
     }
     std::error_code ec;
+    if (ending(p)) {  // accepted just before a reload or stop() ended the path
+      socket.close(ec);
+      co_return;
+    }
     const auto source = socket.remote_endpoint(ec).address();
     auto conn = std::make_shared<ControlConnection>(std::move(socket), *server_tls_);
     std::weak_ptr<ControlConnection> weak = conn;
@@ -372,6 +376,8 @@ bool Daemon::install(Path& p, std::unique_ptr<trip::Session> s, std::shared_ptr<
   }
   p.current = LiveSession{std::move(s), std::move(conn), std::nullopt, {}};
   p.last_ping = Clock::now();
+  p.loss_samples.clear();  // a new session, a new window
+  sample_loss(p);
   arm_grace(p);
   keepalive_tick(p);
   return true;
@@ -416,6 +422,7 @@ void Daemon::keepalive_tick(Path& p) {
       return;
     }
     send_keepalive(p);
+    sample_loss(p);
     if (p.current->control && Clock::now() - p.last_ping >= kPingInterval) {
       std::array<std::uint8_t, trip::kPingBodySize> token{};
       p.current->control->send(trip::FrameType::ping, token);
@@ -423,6 +430,16 @@ void Daemon::keepalive_tick(Path& p) {
     }
     keepalive_tick(p);
   });
+}
+
+void Daemon::sample_loss(Path& p) {
+  if (!p.current) return;
+  std::uint64_t delivered = 0;
+  for (const auto& [id, f] : filter_flows_) {
+    if (p.current->session->filters(id)) delivered += f->counters.delivered;
+  }
+  p.loss_samples.push_back({p.counters.won + p.counters.duplicates, delivered});
+  if (p.loss_samples.size() > kLossIntervals + 1) p.loss_samples.pop_front();
 }
 
 void Daemon::send_keepalive(Path& p) {

@@ -11,13 +11,6 @@ namespace pqot::tripd {
 
 namespace {
 
-std::string reload_names(const std::vector<std::string>& v) {
-  if (v.empty()) return "-";
-  std::string out;
-  for (const std::string& n : v) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
 // What a flow may change on a reload: its name, its paths and (reflecting) allow_from. Its role,
 // its addresses and max_age_ms are bound to its socket and its filter: a restart changes those.
 bool same_flow_but_routing(FlowConfig a, FlowConfig b) {
@@ -76,6 +69,11 @@ std::unique_ptr<Daemon::PreparedReload> Daemon::prepare_reload(TripdConfig next)
       if (!pc.is_client()) bind_path(*r->added.back());  // throws: nothing changed yet
     } else if (!((*it)->config == pc) || (*it)->flows != next.session_flows(pc)) {
       r->restarted.push_back(pc.name);
+      if (!pc.is_client() && !((*it)->config.listen == pc.listen)) {
+        auto p = make_path(next, pc);
+        bind_path(*p);  // throws: nothing changed yet (an address another path holds: two reloads)
+        r->rebound.emplace(pc.name, std::move(p));
+      }
     }
   }
   for (const auto& p : paths_) {
@@ -102,7 +100,8 @@ std::unique_ptr<Daemon::PreparedReload> Daemon::prepare_reload(TripdConfig next)
   return r;
 }
 
-std::string Daemon::commit_reload(std::unique_ptr<PreparedReload> r) {
+ReloadOutcome Daemon::commit_reload(std::unique_ptr<PreparedReload> r) {
+  ReloadOutcome out;
   config_ = std::move(r->config);
   if (r->server_tls) {
     server_tls_ = std::move(r->server_tls);
@@ -124,15 +123,16 @@ std::string Daemon::commit_reload(std::unique_ptr<PreparedReload> r) {
     retiring_.push_back(old);
     running.erase(name);
     const PathConfig& pc = *std::find_if(config_.paths.begin(), config_.paths.end(), [&](const PathConfig& c) { return c.name == name; });
-    auto p = make_path(config_, pc);
+    const auto rebound = r->rebound.find(name);
+    auto p = rebound != r->rebound.end() ? rebound->second : make_path(config_, pc);
     p->counters = old->counters;  // one path to the operator: its counters go on
     p->next_session = old->next_session;  // the client may still hold the session before (§4.3)
     try {
-      if (!pc.is_client()) bind_path(*p);
+      // Its address unchanged, it is taken again only now that the old socket closed.
+      if (!pc.is_client() && rebound == r->rebound.end()) bind_path(*p);
     } catch (const std::exception& e) {
-      // Its old socket was closed a moment ago, so its address could not be taken first. The
-      // next reload tries it again (it is not running, so it counts as added).
-      spdlog::error("reload: {}: the path stays down", e.what());
+      // The next reload tries it again (it is not running, so it counts as added).
+      out.failed.push_back(e.what());
       continue;
     }
     running.emplace(name, p);
@@ -154,12 +154,12 @@ std::string Daemon::commit_reload(std::unique_ptr<PreparedReload> r) {
   std::erase_if(retiring_, [](const std::weak_ptr<Path>& w) { return w.expired(); });
   std::vector<std::string> added;
   for (const auto& p : r->added) added.push_back(p->config.name);
-  std::string line = "paths added: " + reload_names(added) + "; removed: " + reload_names(r->removed) + "; restarted: " + reload_names(r->restarted);
-  if (!r->changes.empty()) line += "; changed: " + reload_names(r->changes);
-  return line;
+  out.line = "paths added: " + name_list(added) + "; removed: " + name_list(r->removed) + "; restarted: " + name_list(r->restarted);
+  if (!r->changes.empty()) out.line += "; changed: " + name_list(r->changes);
+  return out;
 }
 
-std::string Daemon::reload(TripdConfig next) { return commit_reload(prepare_reload(std::move(next))); }
+std::string Daemon::reload(TripdConfig next) { return commit_reload(prepare_reload(std::move(next))).line; }
 
 std::size_t Daemon::paths_retiring() const {
   return static_cast<std::size_t>(std::count_if(retiring_.begin(), retiring_.end(), [](const std::weak_ptr<Path>& w) { return !w.expired(); }));

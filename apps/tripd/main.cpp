@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <functional>
 #include <iostream>
 
@@ -31,7 +32,8 @@ struct Fixed {
   bool log_level_on_command_line = false;
 };
 
-// SIGHUP: the same file read again; applied whole or refused whole, in one log line either way.
+// SIGHUP: the same file read again; refused whole, applied, or applied in part (a restarted path or
+// relay could not take its address back), in one log line each way.
 void reload(const std::string& file, const Fixed& fixed, Daemon& daemon, RelaySet& relays, ReloadCounts& counts) {
   try {
     TripdConfig next = load_config(file);
@@ -41,15 +43,26 @@ void reload(const std::string& file, const Fixed& fixed, Daemon& daemon, RelaySe
     const std::string level = next.log_level;
     auto prepared = daemon.prepare_reload(std::move(next));
     auto prepared_relays = relays.prepare(next_relays);  // throws: `prepared` is dropped, nothing changed
-    const std::string paths = daemon.commit_reload(std::move(prepared));
-    const std::string relay_line = relays.commit(std::move(prepared_relays));
+    const ReloadOutcome paths = daemon.commit_reload(std::move(prepared));
+    const ReloadOutcome relay = relays.commit(std::move(prepared_relays));
     std::string log_line;
     if (!fixed.log_level_on_command_line && spdlog::get_level() != spdlog::level::from_str(level)) {
       spdlog::set_level(spdlog::level::from_str(level));
       log_line = "; log level " + level;
     }
-    ++counts.applied;
-    spdlog::info("reload applied: {}; {}{}", paths, relay_line, log_line);
+    std::string failed;
+    for (const auto* o : {&paths, &relay}) {
+      for (const std::string& f : o->failed) failed += (failed.empty() ? "" : "; ") + f;
+    }
+    if (failed.empty()) {
+      ++counts.applied;
+      spdlog::info("reload applied: {}; {}{}", paths.line, relay.line, log_line);
+    } else {
+      // A restarted path or relay whose unchanged address could not be taken back once its old
+      // socket closed: down until a later reload brings it (it then counts as added).
+      ++counts.partial;
+      spdlog::error("reload applied in part: {}; {}{}; stayed down: {}", paths.line, relay.line, log_line, failed);
+    }
   } catch (const std::exception& e) {
     ++counts.refused;
     spdlog::error("reload refused, the running configuration is kept: {}", e.what());
@@ -59,6 +72,7 @@ void reload(const std::string& file, const Fixed& fixed, Daemon& daemon, RelaySe
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGHUP, SIG_IGN);  // until the daemon's signal_set takes it (below)
   CLI::App app{"tripd: TRIP, a multipath redundant post-quantum secure UDP tunnel (docs/tripd.md)"};
   app.name("tripd");
   std::string config_file, log_level;
@@ -99,6 +113,9 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level.empty() ? config.log_level : log_level));
   try {
     asio::io_context io;
+    // Registered before anything starts: a SIGHUP that comes while tripd starts waits for the
+    // first async_wait below (until here, main ignores it); and destroyed after the daemon.
+    asio::signal_set hangup(io, SIGHUP);
     const Fixed fixed{config.metrics_listen, config.status_socket, !log_level.empty()};
     const std::vector<RelayConfig> relay_configs = config.relays;
     Daemon daemon(io, std::move(config));
@@ -117,7 +134,6 @@ int main(int argc, char** argv) {
       status = std::make_unique<StatusServer>(io, *fixed.status_socket, [&daemon] { return status_json(daemon); });
       status->start();
     }
-    asio::signal_set hangup(io, SIGHUP);
     std::function<void()> wait_hangup = [&] {
       hangup.async_wait([&](std::error_code ec, int) {
         if (ec) return;
@@ -140,6 +156,10 @@ int main(int argc, char** argv) {
       timer->async_wait([&io, timer](std::error_code) { io.stop(); });
     });
     io.run();
+    // The signal sets restore SIGHUP's default action (ending the process) when destroyed, and
+    // the daemon's teardown is still to come: a late SIGHUP is ignored instead.
+    hangup.clear();
+    std::signal(SIGHUP, SIG_IGN);
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

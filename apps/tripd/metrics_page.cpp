@@ -67,8 +67,9 @@ void relay_metrics(metrics::MetricsWriter& w, const std::vector<std::pair<std::s
 std::string metrics_page(const Daemon& d, const std::vector<std::pair<std::string, RelayStats>>& relays,
                          const ReloadCounts& reloads) {
   metrics::MetricsWriter w;
-  w.family("tripd_reloads_total", "Configuration reloads (SIGHUP), applied or refused.", MetricType::counter);
+  w.family("tripd_reloads_total", "Configuration reloads (SIGHUP): applied, applied in part, or refused.", MetricType::counter);
   w.sample("tripd_reloads_total", {{"result", "applied"}}, reloads.applied);
+  w.sample("tripd_reloads_total", {{"result", "partial"}}, reloads.partial);
   w.sample("tripd_reloads_total", {{"result", "refused"}}, reloads.refused);
   const auto paths = d.paths();
   const auto flows = d.flows();
@@ -84,6 +85,12 @@ std::string metrics_page(const Daemon& d, const std::vector<std::pair<std::strin
   }
   w.family("trip_path_keepalives_missing", "Keepalives missing among the last 64 of the session.", MetricType::gauge);
   for (const PathStatus& p : paths) w.sample("trip_path_keepalives_missing", {{"path", p.name}}, p.keepalives_missing);
+  w.family("trip_path_data_loss_ratio",
+           "Of the datagrams the flows filtered here delivered over the last 16 keepalive intervals, the share this path did not bring.",
+           MetricType::gauge);
+  for (const PathStatus& p : paths) {
+    if (p.data_loss) w.sample("trip_path_data_loss_ratio", {{"path", p.name}}, *p.data_loss);
+  }
   per_path(w, paths, "trip_path_sent_total", "Data datagrams sent.", [](const PathCounters& c) { return c.sent; });
   per_path(w, paths, "trip_path_send_errors_total", "Copies not sent (socket buffer full, no route).",
            [](const PathCounters& c) { return c.send_errors; });

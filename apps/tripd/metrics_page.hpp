@@ -15,6 +15,7 @@ namespace pqot::tripd {
 /// Reloads since start (docs/tripd.md, "Reloading"): `tripd_reloads_total{result}`.
 struct ReloadCounts {
   std::uint64_t applied = 0;
+  std::uint64_t partial = 0;  ///< applied, but a restarted path or relay stayed down
   std::uint64_t refused = 0;
 };
 

@@ -1,22 +1,9 @@
 // The relays of one tripd and their reload (relay_set.hpp).
 #include "relay_set.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 namespace pqot::tripd {
-
-namespace {
-
-std::string relay_names(const std::vector<std::string>& v) {
-  if (v.empty()) return "-";
-  std::string out;
-  for (const std::string& n : v) out += (out.empty() ? "" : ",") + n;
-  return out;
-}
-
-}  // namespace
 
 void RelaySet::start(const std::vector<RelayConfig>& configs) {
   for (const RelayConfig& rc : configs) {
@@ -43,7 +30,8 @@ RelaySet::Prepared RelaySet::prepare(const std::vector<RelayConfig>& next) const
   return p;
 }
 
-std::string RelaySet::commit(Prepared p) {
+ReloadOutcome RelaySet::commit(Prepared p) {
+  ReloadOutcome out;
   std::vector<std::string> added;
   std::vector<std::string> removed;
   std::vector<std::string> restarted;
@@ -68,7 +56,7 @@ std::string RelaySet::commit(Prepared p) {
       r->start();
       now.push_back({rc, std::move(r)});
     } catch (const std::exception& e) {
-      spdlog::error("reload: {}: the relay stays stopped", e.what());
+      out.failed.push_back(e.what());  // stays stopped until a later reload
     }
   }
   for (auto& e : relays_) {
@@ -80,7 +68,8 @@ std::string RelaySet::commit(Prepared p) {
     }
   }
   relays_ = std::move(now);
-  return "relays added: " + relay_names(added) + "; removed: " + relay_names(removed) + "; restarted: " + relay_names(restarted);
+  out.line = "relays added: " + name_list(added) + "; removed: " + name_list(removed) + "; restarted: " + name_list(restarted);
+  return out;
 }
 
 std::vector<std::pair<std::string, RelayStats>> RelaySet::stats() const {

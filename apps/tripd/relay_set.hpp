@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "relay.hpp"
+#include "reload_outcome.hpp"
 
 namespace pqot::tripd {
 
@@ -33,7 +34,7 @@ class RelaySet {
   /// The second half: removed relays stopped, changed ones stopped and started again (one that
   /// cannot start then is logged and left out; the next reload tries it again). Returns what
   /// changed, for the log line.
-  std::string commit(Prepared p);
+  ReloadOutcome commit(Prepared p);
 
   /// Each running relay's name and counters, in configuration order.
   std::vector<std::pair<std::string, RelayStats>> stats() const;

@@ -108,6 +108,7 @@ std::string status_json(const Daemon& d) {
                      {"handshake_failures", p.counters.handshake_failures}};
     e["rtt_us"] = p.rtt ? nlohmann::json(p.rtt->count()) : nlohmann::json(nullptr);
     e["srtt_us"] = p.srtt ? nlohmann::json(p.srtt->count()) : nlohmann::json(nullptr);
+    e["data_loss"] = p.data_loss ? nlohmann::json(*p.data_loss) : nlohmann::json(nullptr);
     j["paths"].push_back(std::move(e));
   }
   j["flows"] = nlohmann::json::array();

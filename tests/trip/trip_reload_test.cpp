@@ -91,6 +91,7 @@ TEST(TripReload, APathAddedCarriesCopiesAndOneRemovedEndsWithoutLossOnTheOthers)
   std::thread sender([&] { trip_send_numbered(reflect_port, 100, 1100); });
   EXPECT_TRUE(trip_eventually([&] { return pair.server_flows()[0].counters.delivered >= 300; }));
   EXPECT_EQ(reload_server_side(pair, reload_server(ports, {"p1", "p3"}, receiver.port())), "paths added: -; removed: p2; restarted: -");
+  ASSERT_NE(reload_find(pair.client_paths(), "p2"), nullptr);
   EXPECT_TRUE(trip_eventually([&] { return !reload_find(pair.client_paths(), "p2")->up; }));
   EXPECT_EQ(reload_find(pair.client_paths(), "p2")->counters.sessions_dead, 0u);  // ended by the CLOSE, not by silence
   EXPECT_EQ(reload_client_side(pair, reload_client(ports, {"p1", "p3"}, reflect_port)), "paths added: -; removed: p2; restarted: -");
@@ -167,6 +168,11 @@ TEST(TripReload, AReloadThatCannotBeAppliedChangesNothing) {
     asio::io_context io;
     asio::ip::tcp::acceptor holder(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), ports.at("p2")));
     EXPECT_THROW(reload_server_side(pair, reload_server(ports, {"p1", "p2"}, receiver.port())), std::runtime_error);
+    // A running path moved to an address in use: bound before the path is stopped, so refused
+    // (before, p1 was stopped first and then stayed down).
+    auto moved = ports;
+    moved["p1"] = ports.at("p2");
+    EXPECT_THROW(reload_server_side(pair, reload_server(moved, {"p1"}, receiver.port())), std::runtime_error);
   }
   // An identity whose files do not load.
   const std::string no_identity = "[identity]\nca = \"/nonexistent/ca.crt\"\ncert = \"/nonexistent/x.crt\"\nkey = \"/nonexistent/x.key\"\n";
@@ -252,7 +258,7 @@ TEST(TripReload, RelaysAddedRemovedAndChanged) {
     return stats_of(set, "r1").tcp_open == 1 && stats_of(set, "r1").tcp_accepted == 1;
   }));
 
-  EXPECT_EQ(set.commit(set.prepare({relay("r1"), relay("r2")})), "relays added: r2; removed: -; restarted: -");
+  EXPECT_EQ(set.commit(set.prepare({relay("r1"), relay("r2")})).line, "relays added: r2; removed: -; restarted: -");
   EXPECT_TRUE(accepts("r2"));
   EXPECT_EQ(stats_of(set, "r1").tcp_open, 1u);  // r1 untouched
 
@@ -265,7 +271,7 @@ TEST(TripReload, RelaysAddedRemovedAndChanged) {
 
   RelayConfig r2 = relay("r2");
   r2.max_connections = 8;
-  EXPECT_EQ(set.commit(set.prepare({r2})), "relays added: -; removed: r1; restarted: r2");
+  EXPECT_EQ(set.commit(set.prepare({r2})).line, "relays added: -; removed: r1; restarted: r2");
   EXPECT_FALSE(accepts("r1"));
   EXPECT_TRUE(accepts("r2"));
   std::array<std::uint8_t, 16> buf{};
