@@ -333,5 +333,43 @@ TEST(TripDaemon, AServerCertificateWithoutTheTripRoleIsRefusedByTheClient) {
   EXPECT_EQ(pair.server_paths()[0].counters.sessions, 0u);
 }
 
+// docs/tripd.md, [[flow]] and [limits]: the reflect port, where legacy devices send in plaintext,
+// takes datagrams only from `allow_from` and only up to `max_datagram` bytes; the others are
+// counted and never reach a path, while the allowed sender's datagrams all go through.
+TEST(TripDaemon, TheReflectPortTakesOnlyAllowedSourcesAndSizes) {
+  TripReceiver receiver;
+  const std::uint16_t reflect_port = test::free_trip_port();
+  TripPair pair(trip_server_paths(1) + "[[flow]]\nid = 1\ndeliver = \"127.0.0.1:" + std::to_string(receiver.port()) + "\"\n");
+  pair.start_client("client1", trip_client_paths(pair, 1) + "max_datagram = 200\n[[flow]]\nid = 1\nreflect = \"127.0.0.1:" +
+                                   std::to_string(reflect_port) + "\"\nallow_from = [\"127.0.0.1\"]\n");
+  ASSERT_TRUE(trip_eventually([&] { return trip_all_up(pair); }));
+  const udp::endpoint reflect(asio::ip::make_address("127.0.0.1"), reflect_port);
+  const auto client_flow = [&] { return pair.on_io([&] { return pair.client().flows()[0].counters; }); };
+  asio::io_context io;
+  udp::socket stranger(io, udp::endpoint(asio::ip::make_address("127.0.0.2"), 0));  // not in allow_from
+  udp::socket device(io, udp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::array<std::uint8_t, 162> small{};
+  std::vector<std::uint8_t> large(201, 0);
+  for (int i = 0; i < 100; ++i) {
+    stranger.send_to(asio::buffer(small), reflect);
+    device.send_to(asio::buffer(large), reflect);
+    if (i % 20 == 19) {  // counted before more are sent (see HostileDatagrams above)
+      ASSERT_TRUE(trip_eventually([&] {
+        const FlowCounters c = client_flow();
+        return c.refused_source >= static_cast<std::uint64_t>(i + 1) && c.oversized >= static_cast<std::uint64_t>(i + 1);
+      }));
+    }
+  }
+  trip_send_numbered(reflect_port, 0, 50);
+  const std::vector<int> got = receiver.drain();
+  EXPECT_EQ(got.size(), 50u);
+  const FlowCounters c = client_flow();
+  EXPECT_EQ(c.refused_source, 100u);
+  EXPECT_EQ(c.oversized, 100u);
+  EXPECT_EQ(c.taken, 50u);
+  EXPECT_EQ(pair.client_paths()[0].counters.sent, 50u);
+  EXPECT_EQ(pair.server_flows()[0].counters.delivered, 50u);
+}
+
 }  // namespace
 }  // namespace pqot::tripd
