@@ -67,24 +67,29 @@ asio::awaitable<trip::FrameReader::Frame> expect(ControlConnection& c, trip::Fra
 
 void Daemon::bind_path(Path& p) {
   const tcp::endpoint ep(resolve_address(io_, *p.config.listen, "path " + p.config.name), p.config.listen->port);
-  std::error_code ec;
-  p.acceptor.emplace(io_);
-  p.acceptor->open(ep.protocol(), ec);
-  if (!ec) p.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) p.acceptor->bind(ep, ec);
-  if (!ec) p.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    p.acceptor->close(ec);
-    throw std::runtime_error("path " + p.config.name + ": cannot listen on TCP " + ep.address().to_string() + ":" +
-                             std::to_string(ep.port()) + ": " + ec.message());
-  }
-  p.bound_port = p.acceptor->local_endpoint().port();
-  try {
-    open_udp(p.data, udp::endpoint(ep.address(), p.bound_port), "path " + p.config.name);
-  } catch (...) {
-    p.acceptor->close(ec);
-    p.data.close(ec);
-    throw;
+  // Port 0 (tests) takes the port TCP is given for UDP too, which something else may hold over
+  // UDP: then another port is tried.
+  for (int attempt = 1;; ++attempt) {
+    std::error_code ec;
+    p.acceptor.emplace(io_);
+    p.acceptor->open(ep.protocol(), ec);
+    if (!ec) p.acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) p.acceptor->bind(ep, ec);
+    if (!ec) p.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+      p.acceptor->close(ec);
+      throw std::runtime_error("path " + p.config.name + ": cannot listen on TCP " + ep.address().to_string() + ":" +
+                               std::to_string(ep.port()) + ": " + ec.message());
+    }
+    p.bound_port = p.acceptor->local_endpoint().port();
+    try {
+      open_udp(p.data, udp::endpoint(ep.address(), p.bound_port), "path " + p.config.name);
+      return;
+    } catch (...) {
+      p.acceptor->close(ec);
+      p.data.close(ec);
+      if (ep.port() != 0 || attempt == 16) throw;
+    }
   }
 }
 
