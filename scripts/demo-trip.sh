@@ -44,6 +44,15 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+# Namespaces left by a run that was killed (its pid gone) are swept first.
+for n in $(ip netns list | awk '{ print $1 }' | grep '^tdemo-[0-9]*-' || true); do
+  owner=${n#tdemo-}
+  owner=${owner%%-*}
+  if ! kill -0 "$owner" 2>/dev/null; then
+    ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$n" 2>/dev/null || true
+  fi
+done
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 note() { printf '   %s\n' "$*"; }
