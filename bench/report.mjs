@@ -53,7 +53,6 @@ function fmtRatio(x) {
   return x >= 100 ? `${x.toFixed(0)}×` : x >= 10 ? `${x.toFixed(1)}×` : `${x.toFixed(2)}×`;
 }
 
-
 const label = (p) => PROTOCOL_LABEL[p] ?? p;
 
 // ---- the markdown -------------------------------------------------------------------------------
@@ -238,7 +237,6 @@ function failuresSection(r) {
 
 // ---- plots --------------------------------------------------------------------------------------
 
-
 const q = gnuplotQuote;
 
 /** Tick labels at each decade, as durations (the values are µs). */
@@ -328,7 +326,6 @@ function groupedBarsScript({ terminal, out, title, ylabel, xlabel, yticsFor, gro
   return lines.join("\n") + "\n";
 }
 
-
 function latencyPlot(r, scenario, terminal, imgDir, tmp) {
   const stats = r.scenarios[scenario] ?? {};
   const series = Object.keys(stats);
@@ -391,7 +388,6 @@ const DEFAULT_DOC = `# Benchmarks
 ${BEGIN}
 ${END}
 `;
-
 
 function main() {
   const { values, positionals } = parseArgs({

@@ -36,7 +36,6 @@ const fmtNum = (x, d = 0) =>
 const pct = (x, d = 1) => (x === null || x === undefined ? "–" : `${(x * 100).toFixed(d)} %`);
 const ratio = (a, b) => (a && b ? `${(a / b).toFixed(2)}×` : "–");
 
-
 // ---- sections -----------------------------------------------------------------------------------
 
 function runSection(r, shown) {
@@ -230,7 +229,6 @@ function barsScript({ terminal, out, title, ylabel, groups, series, data, log, h
   return lines.join("\n") + "\n";
 }
 
-
 function overheadPlot(r, terminal, imgDir, tmp) {
   const s = r.overhead?.summary;
   if (!s) return null;
@@ -292,9 +290,6 @@ function loopbackPlot(r, terminal, imgDir, tmp) {
   runGnuplot(lines.join("\n") + "\n", tmp, "trip-loopback");
   return out;
 }
-
-// ---- the document -------------------------------------------------------------------------------
-
 
 function main() {
   const { values, positionals } = parseArgs({
