@@ -1,13 +1,15 @@
 // The KEM interface every key-encapsulation mechanism in pqot implements.
 //
-// Implementations here are ML-KEM-512/768/1024 (FIPS 203) and X-Wing (X25519 + ML-KEM-768). A
-// platform provider (OpenSSL >= 3.5 "ML-KEM-768" through EVP_PKEY) can implement the same interface;
-// protocol code only ever holds a `const Kem&`.
+// Implementations here are ML-KEM-512/768/1024 (FIPS 203) and X-Wing (X25519 + ML-KEM-768), which
+// kem_by_name() offers to protocols, and the NIST round-3 contenders NTRU and Saber, which only
+// contender_kem.hpp offers, for comparisons. A platform provider (OpenSSL >= 3.5 "ML-KEM-768"
+// through EVP_PKEY) can implement the same interface; protocol code only ever holds a `const Kem&`.
 #pragma once
 
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "pqot/crypto/bytes.hpp"
 #include "pqot/crypto/secure.hpp"
@@ -47,6 +49,16 @@ class Kem {
   virtual std::size_t keygen_seed_size() const noexcept = 0;
   /// Bytes of randomness encapsulation consumes (32 = m for ML-KEM, 64 for X-Wing).
   virtual std::size_t encaps_seed_size() const noexcept = 0;
+  /// How the scheme's reference implementation draws the keygen seed: the sizes of its successive
+  /// `randombytes` calls, summing to keygen_seed_size() (one call by default; NTRU makes two,
+  /// Saber three). A deterministic generator (the NIST KAT DRBG) gives different bytes for one
+  /// call of 64 than for two of 32, so reproducing a reference's keys needs the split.
+  virtual std::vector<std::size_t> keygen_randombytes_calls() const {
+    return {keygen_seed_size()};
+  }
+  /// True for NTRU and Saber: NIST round-3 candidates that were not standardized, kept only to
+  /// compare against (docs/crypto.md, "Comparison contenders"). No protocol offers them.
+  virtual bool contender() const noexcept { return false; }
 
   /// Deterministic key generation from a seed of keygen_seed_size() bytes.
   virtual KemKeyPair generate_keypair(ByteView seed) const = 0;
@@ -78,7 +90,9 @@ class Kem {
 };
 
 /// The KEM named `name` ("ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X-Wing"); names match
-/// exactly. Throws Error{unknown_algorithm}. The returned objects are stateless singletons.
+/// exactly. Throws Error{unknown_algorithm}. The returned objects are stateless singletons. The
+/// contenders (NTRU, Saber) are deliberately not here: every protocol resolves its KEM through
+/// this function, so none of them can be configured or negotiated to use one.
 const Kem& kem_by_name(std::string_view name);
 /// Every name kem_by_name accepts, in a stable order.
 std::span<const std::string_view> kem_names() noexcept;
