@@ -9,8 +9,11 @@
 
 #include "../support/child_process.hpp"
 #include "../support/cli_fields.hpp"
+#include "../support/nist_kat.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/usage_error.hpp"
+#include "pqot/crypto/contender_kem.hpp"
+#include "pqot/crypto/hash.hpp"
 #include "pqot/crypto/kem.hpp"
 
 namespace {
@@ -117,6 +120,77 @@ TEST(KemCliErrors, WrongCiphertextLength) {
   expect_usage_error(pqot_cli({"kem", "decaps", "--alg", "ML-KEM-512", "--dk",
                                crypto::to_hex(kp.secret_key), "--ct", seed_hex(767, 0)}),
                      "ciphertext must be 768 bytes, got 767");
+}
+
+// A contender through the command line alone: kat-draws gives the entry's encapsulation bytes,
+// keygen --seed the entry's keys, encaps --m its ciphertext; the response text built from what
+// the CLI printed hashes to the round-3 known answer. Each command warns once on stderr.
+class ContenderCli : public ::testing::TestWithParam<pqot::test::KnownAnswer> {};
+
+void expect_one_warning(const ProcessResult& r, const std::string& alg) {
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("pqot: warning: " + alg + " is a NIST round-3 candidate", 0), 0u) << r.err;
+}
+
+TEST_P(ContenderCli, ReproducesTheKnownAnswerFromTheCommandLine) {
+  const auto& a = GetParam();
+  const std::string seed = crypto::to_hex(pqot::test::kat_entry_seed());
+  const auto draws = pqot_cli({"kem", "kat-draws", "--alg", a.name, "--seed", seed});
+  ASSERT_EQ(draws.exit_code, 0) << draws.err;
+  expect_one_warning(draws, a.name);
+  const auto kg = pqot_cli({"kem", "keygen", "--alg", a.name, "--seed", seed});
+  ASSERT_EQ(kg.exit_code, 0) << kg.err;
+  expect_one_warning(kg, a.name);
+  auto k = fields(kg.out);
+  const auto en = pqot_cli({"kem", "encaps", "--alg", a.name, "--ek", k["ek"], "--m", fields(draws.out)["m"]});
+  ASSERT_EQ(en.exit_code, 0) << en.err;
+  auto e = fields(en.out);
+  const auto de = pqot_cli({"kem", "decaps", "--alg", a.name, "--dk", k["dk"], "--ct", e["ct"]});
+  ASSERT_EQ(de.exit_code, 0) << de.err;
+  EXPECT_EQ(fields(de.out)["ss"], e["ss"]);
+
+  const std::string text = pqot::test::kat_response_text(
+      crypto::from_hex(seed), crypto::from_hex(k["ek"]), crypto::from_hex(k["dk"]),
+      crypto::from_hex(e["ct"]), crypto::from_hex(e["ss"]));
+  EXPECT_EQ(crypto::to_hex(crypto::sha256(crypto::as_bytes(text))), a.sha256);
+}
+
+INSTANTIATE_TEST_SUITE_P(Round3, ContenderCli, ::testing::ValuesIn(pqot::test::kRound3KnownAnswers),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(ContenderCliErrors, TheSeedIsA48ByteDrbgSeed) {
+  expect_usage_error(pqot_cli({"kem", "keygen", "--alg", "Saber", "--seed", seed_hex(64, 1)}),
+                     "48 bytes");
+  expect_usage_error(pqot_cli({"kem", "kat-draws", "--alg", "NTRU-HRSS-701", "--seed", seed_hex(32, 1)}),
+                     "48 bytes");
+}
+
+TEST(ContenderCliErrors, EncapsTakesExactlyTheReferencesDraw) {
+  const auto& kem = crypto::contender_kem_by_name("NTRU-HPS-2048-509");
+  const auto kp = kem.generate_keypair();
+  expect_usage_error(pqot_cli({"kem", "encaps", "--alg", "NTRU-HPS-2048-509", "--ek",
+                               crypto::to_hex(kp.public_key), "--m", seed_hex(32, 1)}),
+                     std::to_string(kem.encaps_seed_size()) + " bytes");
+}
+
+TEST(ContenderCliErrors, AMistypedNameListsBothKinds) {
+  const auto r = pqot_cli({"kem", "keygen", "--alg", "saber"});
+  expect_usage_error(r, "unknown KEM");
+  EXPECT_NE(r.err.find("comparison only: NTRU-HPS-2048-509"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, ContendersBesideMlKemInOneRun) {
+  const auto r = pqot_cli({"bench", "crypto", "--alg", "ML-KEM-512,LightSaber,NTRU-HPS-2048-509",
+                           "--iterations", "2", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* op : {"\"ML-KEM-512 decaps\"", "\"LightSaber keygen\"", "\"NTRU-HPS-2048-509 encaps\""}) {
+    EXPECT_NE(r.out.find(op), std::string::npos) << op;
+  }
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // one warning per contender
 }
 
 TEST(BenchCli, ExactExchangesAsJson) {
