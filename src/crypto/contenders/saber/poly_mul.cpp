@@ -3,6 +3,7 @@
 #include "poly_mul.hpp"
 
 #include <cstddef>
+#include <cstring>
 
 #include "pqot/crypto/secure.hpp"
 
@@ -12,26 +13,49 @@ namespace {
 
 using u16 = std::uint16_t;
 
-constexpr std::size_t kBase = 32;  // below this, schoolbook (its inner loop vectorises)
+// Eight uint16 lanes (GCC/Clang vector extension): SSE2 on x86-64, NEON on AArch64, and plain
+// scalar code elsewhere. Lane arithmetic wraps mod 2^16 as the scheme wants.
+typedef std::uint16_t Lanes __attribute__((vector_size(16)));
+constexpr std::size_t kLanes = sizeof(Lanes) / sizeof(u16);
 
-// r[0 .. 2N-1) = a * b for a, b of N coefficients; r[2N-1] is set to 0.
-template <std::size_t N>
-void mul_schoolbook(u16* __restrict r, const u16* __restrict a, const u16* __restrict b) noexcept {
-  for (std::size_t i = 0; i < 2 * N; ++i) r[i] = 0;
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::uint32_t ai = a[i];  // u16 * u16 would promote to int and could overflow
-    for (std::size_t j = 0; j < N; ++j) r[i + j] = static_cast<u16>(r[i + j] + ai * b[j]);
-  }
-}
+constexpr std::size_t kBase = 32;  // Karatsuba stops here and the schoolbook kernel takes over
 
-// Scratch that mul_karatsuba<N> needs: 2N for its own sums and middle product, then its children's.
+// Scratch that mul_karatsuba<N> needs: the padded copy of b at the bottom, and above it 2N per
+// level for the sums and the middle product.
 template <std::size_t N>
 constexpr std::size_t scratch_size() {
   if constexpr (N <= kBase) {
-    return 0;
+    return 3 * N;
   } else {
     return 2 * N + scratch_size<N / 2>();
   }
+}
+
+// r[0 .. 2N) = a * b (r[2N-1] = 0) by the schoolbook method, computed output-wise: the lanes of
+// accumulator k hold r[8k .. 8k+8), and step i adds a[i] * b[8k+t-i] to lane t, reading b from a
+// zero-padded copy so that every step is the same full-width multiply-add. The accumulators stay
+// in registers, where writing r[i+j] += a[i]*b[j] row by row would store and reload overlapping
+// memory on every row.
+template <std::size_t N>
+void mul_schoolbook(u16* __restrict r, const u16* __restrict a, const u16* __restrict b,
+                    u16* __restrict padded) noexcept {
+  constexpr std::size_t kBlocks = 2 * N / kLanes;
+  // padded[N + m] = b[m] for 0 <= m < N, and 0 for the other m in [-N, 2N).
+  std::memset(padded, 0, N * sizeof(u16));
+  std::memcpy(padded + N, b, N * sizeof(u16));
+  std::memset(padded + 2 * N, 0, N * sizeof(u16));
+  Lanes acc[kBlocks] = {};
+  for (std::size_t i = 0; i < N; ++i) {
+    const Lanes ai = Lanes{} + a[i];
+    for (std::size_t k = 0; k < kBlocks; ++k) {
+      Lanes x;
+      std::memcpy(&x, padded + N + kLanes * k - i, sizeof(x));
+      acc[k] += ai * x;
+    }
+  }
+  // The accumulators fit in vector registers (8 of them at N = 32), so there is no stack copy to
+  // wipe; r and the padded copy are in the caller's buffers, which poly_mul_acc wipes.
+  std::memcpy(r, acc, sizeof(acc));
 }
 
 // r[0 .. 2N) = a * b: one Karatsuba level, a = a0 + x^H a1, b = b0 + x^H b1 with H = N/2,
@@ -41,8 +65,7 @@ template <std::size_t N>
 void mul_karatsuba(u16* __restrict r, const u16* __restrict a, const u16* __restrict b,
                    u16* __restrict scratch) noexcept {
   if constexpr (N <= kBase) {
-    (void)scratch;
-    mul_schoolbook<N>(r, a, b);
+    mul_schoolbook<N>(r, a, b, scratch);
   } else {
     constexpr std::size_t H = N / 2;
     u16* sa = scratch;
