@@ -150,13 +150,28 @@ INSTANTIATE_TEST_SUITE_P(Round3, SaberAllLevels,
                          ::testing::Values("LightSaber", "Saber", "FireSaber"),
                          [](const auto& info) { return std::string(info.param); });
 
-// Bit-string conversions: every width Saber uses (1 for m, et, 10 for p, 13 for q).
-TEST(SaberPack, RoundTripsAtEveryWidth) {
+// The stream written one bit at a time, straight from the definition: bit b of coefficient i is
+// stream bit i*w + b, and stream bit k is bit k%8 of byte k/8.
+Bytes pack_bit_by_bit(const Poly& a, int width) {
+  Bytes out(32 * static_cast<std::size_t>(width), 0);
+  for (std::size_t i = 0; i < kN; ++i) {
+    for (int b = 0; b < width; ++b) {
+      const std::size_t k = i * static_cast<std::size_t>(width) + static_cast<std::size_t>(b);
+      out[k / 8] = static_cast<std::uint8_t>(out[k / 8] | (((a.c[i] >> b) & 1u) << (k % 8)));
+    }
+  }
+  return out;
+}
+
+// Bit-string conversions: the widths Saber uses (1 for m, et = 3, 4, 6, 10 for p, 13 for q),
+// which have unrolled code, and a few others, which take the generic loop.
+TEST(SaberPack, MatchesTheDefinitionAndRoundTripsAtEveryWidth) {
   std::mt19937_64 rng(1);
-  for (int width : {1, 3, 4, 6, 10, 13}) {
+  for (int width : {1, 3, 4, 6, 10, 13, 2, 5, 7, 11, 16}) {
     const Poly a = random_poly(rng);
     Bytes packed(32 * static_cast<std::size_t>(width));
     pack_poly(packed.data(), a, width);
+    EXPECT_EQ(packed, pack_bit_by_bit(a, width)) << "width " << width;
     Poly b;
     unpack_poly(b, packed.data(), width);
     for (std::size_t i = 0; i < kN; ++i) {

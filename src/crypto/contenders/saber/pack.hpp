@@ -11,7 +11,8 @@
 
 namespace pqot::crypto::saber {
 
-/// Writes the low `width` bits (1..16) of each coefficient: 32 * width bytes.
+/// Writes the low `width` bits (1..16; unrolled for 1, 3, 4, 6, 10, 13) of each coefficient:
+/// 32 * width bytes.
 void pack_poly(std::uint8_t* out, const Poly& a, int width) noexcept;
 
 /// Reads 32 * width bytes into coefficients in [0, 2^width).
