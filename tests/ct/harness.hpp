@@ -18,5 +18,6 @@ void mark_public(const Buffer& b) {
 /// Each returns the number of wrong results; memcheck counts the leaks.
 int check_mlkem(int rounds);
 int check_mldsa(int rounds);
+int check_saber(int rounds);
 
 }  // namespace pqot::ct_check
