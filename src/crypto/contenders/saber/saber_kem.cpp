@@ -17,6 +17,9 @@ namespace pqot::crypto::saber {
 
 namespace {
 
+// keygen_seed_size() (saber_kem.hpp) is the reference's three draws: seed_A, seed_s, z.
+static_assert(kSeedBytes + kNoiseSeedBytes + kKeyBytes == 96);
+
 template <int L>
 struct Scheme {
   using P = Params<L>;
@@ -148,8 +151,10 @@ KemKeyPair SaberKem::generate_keypair(ByteView seed) const {
   kp.public_key.resize(public_key_size());
   kp.secret_key.resize(secret_key_size());
   dispatch(level_, [&]<int L>() {
-    Scheme<L>::keygen(kp.public_key.data(), kp.secret_key.data(), seed.data(), seed.data() + 32,
-                      seed.data() + 64);
+    const std::uint8_t* seed_a = seed.data();
+    const std::uint8_t* seed_s = seed_a + kSeedBytes;
+    const std::uint8_t* z = seed_s + kNoiseSeedBytes;
+    Scheme<L>::keygen(kp.public_key.data(), kp.secret_key.data(), seed_a, seed_s, z);
   });
   return kp;
 }
