@@ -30,7 +30,7 @@ Bytes pseudo_random(std::mt19937_64& rng, std::size_t n) {
 }
 
 Poly random_poly(std::mt19937_64& rng) {
-  Poly p;
+  Poly p{};
   for (auto& c : p.c) c = static_cast<std::uint16_t>(rng());
   return p;
 }
@@ -172,7 +172,7 @@ TEST(SaberPack, MatchesTheDefinitionAndRoundTripsAtEveryWidth) {
     Bytes packed(32 * static_cast<std::size_t>(width));
     pack_poly(packed.data(), a, width);
     EXPECT_EQ(packed, pack_bit_by_bit(a, width)) << "width " << width;
-    Poly b;
+    Poly b{};
     unpack_poly(b, packed.data(), width);
     for (std::size_t i = 0; i < kN; ++i) {
       ASSERT_EQ(b.c[i], a.c[i] & ((1u << width) - 1)) << "width " << width << " index " << i;
@@ -195,7 +195,7 @@ TEST(SaberPack, IsLittleEndianLsbFirst) {
   EXPECT_EQ(packed[1], 0x07);  // bits 8-9 of coefficient 0, then bit 0 of coefficient 1 at bit 10
   EXPECT_EQ(packed[2], 0x00);
   // BS2POLmsg: bit j of byte i is coefficient 8i + j.
-  Poly m;
+  Poly m{};
   const std::uint8_t msg[32] = {0x81};
   unpack_poly(m, msg, 1);
   EXPECT_EQ(m.c[0], 1);
@@ -208,7 +208,7 @@ TEST(SaberSampling, BinomialSamplesStayInRange) {
   std::mt19937_64 rng(3);
   for (int mu : {6, 8, 10}) {
     const Bytes buf = pseudo_random(rng, 32 * static_cast<std::size_t>(mu));
-    Poly s;
+    Poly s{};
     sample_cbd(s, buf.data(), mu);
     for (auto c : s.c) {
       const auto v = static_cast<std::int16_t>(c);
@@ -236,7 +236,7 @@ TEST(SaberPolyMul, KaratsubaMatchesTheSchoolbookDefinition) {
     poly_mul_acc_schoolbook(slow, a, b);
     ASSERT_EQ(fast.c, slow.c) << "iteration " << i;
   }
-  Poly ones;
+  Poly ones{};
   ones.c.fill(0xffff);
   Poly fast{}, slow{};
   poly_mul_acc(fast, ones, ones);

@@ -58,7 +58,7 @@ void pke_keygen(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t seed_a[kS
   declassify(seed_a_hashed, kSeedBytes);  // part of the public key
 
   PolyMatrix<L> a;
-  PolyVec<L> s, b;
+  PolyVec<L> s{}, b{};
   gen_matrix<L>(a, seed_a_hashed);
   gen_secret<L>(s, seed_s);
   // b = ((A^T s + h) mod q) >> (eq - ep), with h = h1 in every coefficient.
@@ -80,7 +80,7 @@ void pke_encrypt(std::uint8_t* ct, const std::uint8_t m[kKeyBytes],
   declassify(seed_a, kSeedBytes);  // public, although decapsulation reads it from inside sk
 
   PolyMatrix<L> a;
-  PolyVec<L> sp, bp, b;
+  PolyVec<L> sp{}, bp{}, b{};
   gen_matrix<L>(a, seed_a);
   gen_secret<L>(sp, seed_sp);
   // b' = ((A s' + h) mod q) >> (eq - ep)
@@ -90,7 +90,7 @@ void pke_encrypt(std::uint8_t* ct, const std::uint8_t m[kKeyBytes],
 
   // v' = b^T (s' mod p); c_m = ((v' - 2^(ep-1) m + h1) mod p) >> (ep - et)
   unpack_polyvec<L>(b, pk, kEp);
-  Poly v, mp;
+  Poly v{}, mp{};
   inner_product<L>(v, b, sp);
   unpack_poly(mp, m, 1);
   for (std::size_t i = 0; i < kN; ++i) {
@@ -107,11 +107,11 @@ template <int L>
 void pke_decrypt(std::uint8_t m[kKeyBytes], const std::uint8_t* sk,
                  const std::uint8_t* ct) noexcept {
   using P = Params<L>;
-  PolyVec<L> s, bp;
+  PolyVec<L> s{}, bp{};
   unpack_polyvec<L>(s, sk, kEq);
   unpack_polyvec<L>(bp, ct, kEp);
   // v = b'^T (s mod p); m' = ((v - 2^(ep-et) c_m + h2) mod p) >> (ep - 1)
-  Poly v, cm;
+  Poly v{}, cm{};
   inner_product<L>(v, bp, s);
   unpack_poly(cm, ct + P::kPolyVecCompressedBytes, P::et);
   for (std::size_t i = 0; i < kN; ++i) {

@@ -7,7 +7,7 @@
 namespace pqot::crypto::saber {
 
 void sample_cbd(Poly& s, const std::uint8_t* buf, int mu) noexcept {
-  Poly raw;  // the mu-bit fields, read as one bit stream
+  Poly raw{};  // the mu-bit fields, read as one bit stream
   unpack_poly(raw, buf, mu);
   const int half = mu / 2;
   for (std::size_t j = 0; j < kN; ++j) {
