@@ -16,7 +16,7 @@ namespace {
 
 using namespace pqot::crypto;
 
-int check(const Kem& kem, int rounds) {
+int check_level(const Kem& kem, int rounds) {
   int failures = 0;
   for (int i = 0; i < rounds; ++i) {
     SecretBytes seed(kem.keygen_seed_size()), m(kem.encaps_seed_size());
@@ -57,7 +57,7 @@ int check_saber(int rounds) {
   int failures = 0;
   for (const char* name : {"LightSaber", "Saber", "FireSaber"}) {
     const Kem& kem = contender_kem_by_name(name);
-    failures += check(kem, rounds);
+    failures += check_level(kem, rounds);
     std::printf("%s: keygen, encaps, decaps (valid and rejected) checked\n", name);
   }
   return failures;
