@@ -1,9 +1,10 @@
 // Constant-time check (docs/crypto.md, "Constant time"), run under valgrind memcheck by CTest.
 //
 // The secret inputs are marked undefined with valgrind's client requests (ct_mlkem.cpp: d, z, m,
-// dk; ct_mldsa.cpp: xi, rnd, sk; ct_contenders.cpp: NTRU's and Saber's seeds and secret keys). memcheck then reports every conditional jump and every memory
-// address computed from them. The library marks the few values that are public although derived
-// from secrets as defined again (src/crypto/mlkem/ct.hpp, src/crypto/mldsa/ct.hpp list them);
+// dk; ct_mldsa.cpp: xi, rnd, sk; ct_contenders.cpp: NTRU's and Saber's seeds and secret keys).
+// memcheck then reports every conditional jump and every memory address computed from them. The
+// library marks the few values that are public although derived from secrets as defined again
+// (src/crypto/mlkem/ct.hpp, src/crypto/mldsa/ct.hpp list them; Saber declassifies its seed_A);
 // anything else reported is a timing leak and fails the test. Outside valgrind the client requests
 // do nothing and this program only checks correctness.
 #include <cstdio>
