@@ -49,8 +49,8 @@ void keygen(const KemOptions& o) {
   if (o.seed.empty()) {
     kp = kem.generate_keypair();
   } else if (kem.contender()) {
-    crypto::NistKatDrbg drbg(read_secret_hex_arg(o.seed, "--seed"));
-    kp = kem.generate_keypair(crypto::draw_keygen_seed(kem, drbg));
+    crypto::kat::NistDrbg drbg(read_secret_hex_arg(o.seed, "--seed"));
+    kp = kem.generate_keypair(crypto::kat::keygen_draws(kem, drbg));
   } else {
     kp = kem.generate_keypair(read_secret_hex_arg(o.seed, "--seed"));
   }
@@ -81,9 +81,9 @@ void decaps(const KemOptions& o) {
 // (concatenated: ML-KEM's --seed, or what a contender's --seed draws), then encapsulation's.
 void kat_draws(const KemOptions& o) {
   const auto& kem = resolve(o);
-  crypto::NistKatDrbg drbg(read_secret_hex_arg(o.seed, "--seed"));
-  const crypto::SecretBytes keygen_draws = crypto::draw_keygen_seed(kem, drbg);
-  const crypto::SecretBytes m = drbg.randombytes(kem.encaps_seed_size());
+  crypto::kat::NistDrbg drbg(read_secret_hex_arg(o.seed, "--seed"));
+  const crypto::SecretBytes keygen_draws = crypto::kat::keygen_draws(kem, drbg);
+  const crypto::SecretBytes m = drbg.draw(kem.encaps_seed_size());
   announce(kem);
   print_hex_field("keygen", keygen_draws);
   print_hex_field("m", m);

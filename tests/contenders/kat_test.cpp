@@ -26,8 +26,8 @@ TEST(NistKatHarness, TheDrbgOfTheNistGeneratorGivesItsFirstSeed) {
 }
 
 TEST(NistKatHarness, TheDrbgTakesExactly48Bytes) {
-  EXPECT_THROW(NistKatDrbg(Bytes(47)), Error);
-  EXPECT_THROW(NistKatDrbg(Bytes(49)), Error);
+  EXPECT_THROW(kat::NistDrbg(Bytes(47)), Error);
+  EXPECT_THROW(kat::NistDrbg(Bytes(49)), Error);
 }
 
 class ContenderKat : public ::testing::TestWithParam<KnownAnswer> {};

@@ -134,8 +134,14 @@ TEST_P(NtruSet, KeysEncapsulateAndDecapsulateToOneSecret) {
   }
 }
 
+Bytes counting_seed(std::size_t n) {
+  Bytes seed(n);
+  for (std::size_t i = 0; i < n; ++i) seed[i] = static_cast<std::uint8_t>(7 * i + 1);
+  return seed;
+}
+
 TEST_P(NtruSet, TheSameSeedGivesTheSameKeys) {
-  const Bytes seed(kem().keygen_seed_size(), 0x5a);
+  const Bytes seed = counting_seed(kem().keygen_seed_size());
   const auto a = kem().generate_keypair(seed);
   const auto b = kem().generate_keypair(seed);
   EXPECT_EQ(a.public_key, b.public_key);
@@ -179,6 +185,19 @@ TEST_P(NtruSet, PaddingBitsInTheCiphertextAreRejected) {
   pk.back() = static_cast<std::uint8_t>(pk.back() | 0x80);
   EXPECT_THROW(kem().check_public_key(pk), Error);
   EXPECT_THROW((void)kem().encapsulate(pk), Error);
+}
+
+TEST_P(NtruSet, ASeedGivingFZeroOrGZeroIsRefusedAndSoIsAZeroKey) {
+  // Bytes that are 0 mod 3 sample to zero coefficients: f = 0 from the first n-1 bytes.
+  EXPECT_THROW((void)kem().generate_keypair(Bytes(kem().keygen_seed_size(), 0x42)), Error);
+  if (p().hrss) {  // g = 0 too, from the second n-1 bytes
+    Bytes seed = counting_seed(kem().keygen_seed_size());
+    std::fill(seed.begin() + static_cast<long>(p().iid_bytes()),
+              seed.begin() + static_cast<long>(2 * p().iid_bytes()), 0);
+    EXPECT_THROW((void)kem().generate_keypair(seed), Error);
+  }
+  EXPECT_THROW(kem().check_public_key(Bytes(kem().public_key_size(), 0)), Error);
+  EXPECT_THROW((void)kem().encapsulate(Bytes(kem().public_key_size(), 0)), Error);
 }
 
 TEST_P(NtruSet, WrongLengthsAreRefused) {

@@ -1,7 +1,7 @@
 // The comparison contenders (NTRU, Saber) under the constant-time check: decapsulation with the
 // whole secret key marked secret, of a valid and of a rejected ciphertext, and key generation and
-// encapsulation with their randomness marked secret. NTRU declassifies nothing; Saber only seed_A,
-// the matrix seed that is part of its public key (src/crypto/contenders/saber/).
+// encapsulation with their randomness marked secret. NTRU declassifies only whether a keygen seed
+// gave f = 0 or g = 0; Saber only seed_A, the matrix seed that is part of its public key.
 #include <cstdio>
 #include <string>
 

@@ -55,8 +55,8 @@ inline constexpr const char* kMlKem768KnownAnswer =
 inline crypto::SecretBytes kat_entry_seed() {
   crypto::Bytes entropy(48);
   for (std::size_t i = 0; i < entropy.size(); ++i) entropy[i] = static_cast<std::uint8_t>(i);
-  crypto::NistKatDrbg outer(entropy);
-  return outer.randombytes(48);
+  crypto::kat::NistDrbg outer(entropy);
+  return outer.draw(48);
 }
 
 inline std::string kat_upper_hex(crypto::ByteView b) {
@@ -79,9 +79,9 @@ inline std::string kat_response_text(crypto::ByteView seed, crypto::ByteView pk,
 /// The response text of count = 0 for `kem`.
 inline std::string single_entry_kat_response(const crypto::Kem& kem) {
   const crypto::SecretBytes seed = kat_entry_seed();
-  crypto::NistKatDrbg drbg(seed);
-  const auto kp = kem.generate_keypair(crypto::draw_keygen_seed(kem, drbg));
-  const auto enc = kem.encapsulate(kp.public_key, drbg.randombytes(kem.encaps_seed_size()));
+  crypto::kat::NistDrbg drbg(seed);
+  const auto kp = kem.generate_keypair(crypto::kat::keygen_draws(kem, drbg));
+  const auto enc = kem.encapsulate(kp.public_key, drbg.draw(kem.encaps_seed_size()));
   const auto ss = kem.decapsulate(kp.secret_key, enc.ciphertext);
   if (!crypto::ct_equal(ss, enc.shared_secret)) {
     throw std::runtime_error(std::string(kem.name()) + ": decapsulation gave another secret");

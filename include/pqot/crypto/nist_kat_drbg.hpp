@@ -21,25 +21,28 @@
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/secure.hpp"
 
-namespace pqot::crypto {
+/// Deliberately apart from the generator (random.hpp): a namespace of its own, and no name that
+/// says "random".
+namespace pqot::crypto::kat {
 
-class NistKatDrbg {
+class NistDrbg {
  public:
   static constexpr std::size_t seed_size = 48;
 
   /// Seeded with `entropy` (exactly 48 bytes; Error{invalid_length} otherwise).
-  explicit NistKatDrbg(ByteView entropy);
-  ~NistKatDrbg();
-  NistKatDrbg(const NistKatDrbg&) = delete;
-  NistKatDrbg& operator=(const NistKatDrbg&) = delete;
+  explicit NistDrbg(ByteView entropy);
+  ~NistDrbg();
+  NistDrbg(const NistDrbg&) = delete;
+  NistDrbg& operator=(const NistDrbg&) = delete;
 
-  /// One `randombytes(out, n)` call of the reference.
-  void randombytes(MutableByteView out);
-  SecretBytes randombytes(std::size_t n);
+  /// One `randombytes(out, n)` call of the reference implementations.
+  void draw(MutableByteView out);
+  SecretBytes draw(std::size_t n);
 
  private:
   void update(const std::uint8_t* data);  // data: 48 bytes or nullptr
-  void next_block(std::uint8_t out[16]);
+  /// count blocks AES-256(Key, V+1), AES-256(Key, V+2), ... into out; V advances by count.
+  void counter_blocks(std::uint8_t* out, std::size_t count);
 
   std::array<std::uint8_t, 32> key_{};
   std::array<std::uint8_t, 16> v_{};
@@ -47,6 +50,6 @@ class NistKatDrbg {
 
 /// The keygen seed `kem` would draw from `drbg`: its reference's randombytes calls
 /// (Kem::keygen_randombytes_calls()) made in order and concatenated.
-SecretBytes draw_keygen_seed(const Kem& kem, NistKatDrbg& drbg);
+SecretBytes keygen_draws(const Kem& kem, NistDrbg& drbg);
 
-}  // namespace pqot::crypto
+}  // namespace pqot::crypto::kat

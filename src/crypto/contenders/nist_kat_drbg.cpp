@@ -9,45 +9,51 @@
 #include "../openssl_util.hpp"
 #include "../size_check.hpp"
 
-namespace pqot::crypto {
+namespace pqot::crypto::kat {
 
 namespace {
 
 using CipherCtx = ossl::Ptr<EVP_CIPHER_CTX, EVP_CIPHER_CTX_free>;
 
-// V = V + 1, V a 128-bit big-endian integer.
+// V = V + 1, V a 128-bit big-endian integer (carries without a branch).
 void increment(std::array<std::uint8_t, 16>& v) {
+  unsigned carry = 1;
   for (std::size_t i = v.size(); i-- > 0;) {
-    if (++v[i] != 0) break;
+    const unsigned sum = v[i] + carry;
+    v[i] = static_cast<std::uint8_t>(sum);
+    carry = sum >> 8;
   }
 }
 
 }  // namespace
 
-NistKatDrbg::NistKatDrbg(ByteView entropy) {
+NistDrbg::NistDrbg(ByteView entropy) {
   require_size(entropy, seed_size, "DRBG seed", "NIST KAT DRBG");
   update(entropy.data());
 }
 
-NistKatDrbg::~NistKatDrbg() {
+NistDrbg::~NistDrbg() {
   secure_wipe(key_);
   secure_wipe(v_);
 }
 
-void NistKatDrbg::next_block(std::uint8_t out[16]) {
-  increment(v_);
+void NistDrbg::counter_blocks(std::uint8_t* out, std::size_t count) {
   CipherCtx ctx(EVP_CIPHER_CTX_new());
   if (!ctx) ossl::throw_error("EVP_CIPHER_CTX_new");
   ossl::check(EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_ecb(), nullptr, key_.data(), nullptr),
               "EVP_EncryptInit_ex(aes-256-ecb)");
   EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
-  int len = 0;
-  ossl::check(EVP_EncryptUpdate(ctx.get(), out, &len, v_.data(), 16), "EVP_EncryptUpdate");
+  for (std::size_t i = 0; i < count; ++i) {
+    increment(v_);
+    int len = 0;
+    ossl::check(EVP_EncryptUpdate(ctx.get(), out + 16 * i, &len, v_.data(), 16),
+                "EVP_EncryptUpdate");
+  }
 }
 
-void NistKatDrbg::update(const std::uint8_t* data) {
+void NistDrbg::update(const std::uint8_t* data) {
   std::array<std::uint8_t, 48> temp{};
-  for (std::size_t i = 0; i < 3; ++i) next_block(temp.data() + 16 * i);
+  counter_blocks(temp.data(), 3);
   if (data != nullptr) {
     for (std::size_t i = 0; i < temp.size(); ++i) temp[i] ^= data[i];
   }
@@ -56,30 +62,27 @@ void NistKatDrbg::update(const std::uint8_t* data) {
   secure_wipe(temp);
 }
 
-void NistKatDrbg::randombytes(MutableByteView out) {
-  std::array<std::uint8_t, 16> block{};
-  for (std::size_t done = 0; done < out.size(); done += 16) {
-    next_block(block.data());
-    std::copy_n(block.begin(), std::min<std::size_t>(16, out.size() - done), out.begin() + done);
-  }
-  secure_wipe(block);
+void NistDrbg::draw(MutableByteView out) {
+  SecretBytes blocks((out.size() + 15) / 16 * 16);
+  counter_blocks(blocks.data(), blocks.size() / 16);
+  std::copy_n(blocks.begin(), out.size(), out.begin());
   update(nullptr);
 }
 
-SecretBytes NistKatDrbg::randombytes(std::size_t n) {
+SecretBytes NistDrbg::draw(std::size_t n) {
   SecretBytes out(n);
-  randombytes(out);
+  draw(out);
   return out;
 }
 
-SecretBytes draw_keygen_seed(const Kem& kem, NistKatDrbg& drbg) {
+SecretBytes keygen_draws(const Kem& kem, NistDrbg& drbg) {
   SecretBytes seed;
   seed.reserve(kem.keygen_seed_size());
   for (std::size_t n : kem.keygen_randombytes_calls()) {
-    const SecretBytes part = drbg.randombytes(n);
+    const SecretBytes part = drbg.draw(n);
     seed.insert(seed.end(), part.begin(), part.end());
   }
   return seed;
 }
 
-}  // namespace pqot::crypto
+}  // namespace pqot::crypto::kat

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "../../declassify.hpp"
 #include "../../mlkem/ct.hpp"
 #include "../../size_check.hpp"
 #include "owcpa.hpp"
@@ -47,7 +48,14 @@ KemKeyPair NtruKem::generate_keypair(ByteView seed) const {
   KemKeyPair kp;
   kp.public_key.resize(p_.public_key_bytes());
   kp.secret_key.resize(p_.secret_key_bytes());
-  owcpa_keypair(kp.public_key.data(), kp.secret_key.data(), seed.data(), p_);
+  unsigned degenerate =
+      owcpa_keypair(kp.public_key.data(), kp.secret_key.data(), seed.data(), p_);
+  declassify(&degenerate, sizeof(degenerate));  // says only that the key would not work
+  if (degenerate != 0) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(p_.name) + ": the keygen seed gives f = 0 or g = 0, a key that cannot "
+                                       "work; use another seed");
+  }
   // The PRF key of implicit rejection: the reference's second randombytes call.
   std::copy_n(seed.begin() + static_cast<std::ptrdiff_t>(p_.sample_bytes()), kPrfKeyBytes,
               kp.secret_key.begin() + static_cast<std::ptrdiff_t>(p_.owcpa_secret_key_bytes()));
@@ -60,6 +68,10 @@ void NtruKem::check_public_key(ByteView public_key) const {
   if (used != 0 && (public_key.back() >> used) != 0) {
     throw Error(ErrorCode::invalid_key,
                 std::string(p_.name) + ": public key has non-zero padding bits in its last byte");
+  }
+  // h = 0 would make c = Lift(m): the message, and so the secret, in the clear.
+  if (std::all_of(public_key.begin(), public_key.end(), [](std::uint8_t b) { return b == 0; })) {
+    throw Error(ErrorCode::invalid_key, std::string(p_.name) + ": public key is zero");
   }
 }
 

@@ -27,11 +27,12 @@ class NtruKem final : public Kem {
   std::vector<std::size_t> keygen_randombytes_calls() const override;
   bool contender() const noexcept override { return true; }
 
+  /// Throws Error{invalid_argument} for a seed that gives f = 0 or g = 0 (never a random one).
   KemKeyPair generate_keypair(ByteView seed) const override;
   KemEncapsulation encapsulate(ByteView public_key, ByteView seed) const override;
   SecretBytes decapsulate(ByteView secret_key, ByteView ciphertext) const override;
-  /// The length, and the padding bits of the last byte are zero (the reference ignores them; a
-  /// key it wrote never sets them).
+  /// The length, the padding bits of the last byte are zero (the reference ignores them; a key it
+  /// wrote never sets them), and h != 0. Error{invalid_length} / Error{invalid_key}.
   void check_public_key(ByteView public_key) const override;
   using Kem::encapsulate;
   using Kem::generate_keypair;

@@ -43,10 +43,19 @@ unsigned check_m(const Poly& m, const Params& p) {
 
 }  // namespace
 
-void owcpa_keypair(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t* seed, const Params& p) {
+unsigned owcpa_keypair(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t* seed,
+                       const Params& p) {
   const std::size_t n = p.n;
   Poly f, g, f_inv3, gf, gf_inv, tmp, h;
   sample_fg(f, g, seed, p);
+  // f and g have degree < n-1, so they vanish mod Phi_n only when they are zero; then f has no
+  // inverse mod 3 and g f none mod 2.
+  std::uint32_t f_any = 0, g_any = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    f_any |= f.c[i];
+    g_any |= g.c[i];
+  }
+  const unsigned degenerate = (1u - is_nonzero(f_any)) | (1u - is_nonzero(g_any));
 
   inverse_s3(f_inv3, f, p);
   s3_to_bytes(sk, f, p);
@@ -76,6 +85,7 @@ void owcpa_keypair(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t* seed,
   mul_rq(tmp, gf_inv, g, n);
   mul_rq(h, tmp, g, n);
   sq_to_bytes(pk, h, p);  // h(1) = 0, so n-1 coefficients determine it (Rq_sum_zero_tobytes)
+  return degenerate;
 }
 
 void owcpa_encrypt(std::uint8_t* c, const Poly& r, const Poly& m, const std::uint8_t* pk,

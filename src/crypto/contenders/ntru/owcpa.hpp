@@ -9,8 +9,11 @@
 namespace pqot::crypto::ntru {
 
 /// pk (public_key_bytes()) and the DPKE part of sk (owcpa_secret_key_bytes(): f, f^-1 mod 3,
-/// h^-1 mod q) from sample_bytes() bytes.
-void owcpa_keypair(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t* seed, const Params& p);
+/// h^-1 mod q) from sample_bytes() bytes. Returns 1 if the seed gave f = 0 or g = 0, a key that
+/// cannot work (the reference does not look; random seeds do it with probability below 2^-800),
+/// else 0; computed without a branch, and the only thing it says about the key.
+unsigned owcpa_keypair(std::uint8_t* pk, std::uint8_t* sk, const std::uint8_t* seed,
+                       const Params& p);
 /// c = r h + Lift(m), r already mapped to Z_q (z3_to_zq).
 void owcpa_encrypt(std::uint8_t* c, const Poly& r, const Poly& m, const std::uint8_t* pk,
                    const Params& p);
