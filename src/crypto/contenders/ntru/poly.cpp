@@ -1,25 +1,50 @@
 // NTRU's ring arithmetic (poly.hpp): products, the reductions between R_q, S_q and S_3, and Lift.
 #include "poly.hpp"
 
+#include <cstring>
+
 #include "pqot/crypto/secure.hpp"
 
 namespace pqot::crypto::ntru {
 
 Poly::~Poly() { secure_wipe(c.data(), sizeof(c)); }
 
+namespace {
+
+// Eight uint16 lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on AArch64); lane
+// arithmetic wraps mod 2^16 as R_q's does.
+typedef std::uint16_t Lanes __attribute__((vector_size(16)));
+constexpr std::size_t kLanes = 8;
+constexpr std::size_t kGroup = 8;  // output blocks accumulated together, in registers
+constexpr std::size_t kGroupCoefficients = kLanes * kGroup;
+static_assert(kPolyLength % kGroupCoefficients == 0);
+
+}  // namespace
+
 void mul_rq(Poly& r, const Poly& a, const Poly& b, std::size_t n) {
-  // The linear product into t, then folded: x^(n+k) = x^k in R_q. The inner loop is contiguous
-  // so that the compiler turns it into vector multiply-adds; all arithmetic is mod 2^16.
-  alignas(32) std::uint16_t t[2 * kPolyLength] = {};
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t ai = a.c[i];
-    std::uint16_t* ti = t + i;
-    for (std::size_t j = 0; j < n; ++j) {
-      ti[j] = static_cast<std::uint16_t>(ti[j] + ai * b.c[j]);
+  // Output-wise: r[k] = sum_i a[i] b[(k - i) mod n], with b repeated (ext[m] = b[m mod n]) so
+  // that lane t of block k reads ext[n + k + t - i] for every i, the same full-width
+  // multiply-add at every step. Eight blocks of eight outputs share each broadcast of a[i] and
+  // stay in registers. Blocks past n compute values nobody reads.
+  alignas(32) std::uint16_t ext[2 * kPolyLength + kGroupCoefficients] = {};
+  for (std::size_t m = 0; m < sizeof(ext) / sizeof(ext[0]); ++m) ext[m] = b.c[m % n];
+  alignas(32) std::uint16_t out[kPolyLength];
+  for (std::size_t k = 0; k < n; k += kGroupCoefficients) {
+    Lanes acc[kGroup] = {};
+    const std::uint16_t* base = ext + n + k;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Lanes ai = Lanes{} + a.c[i];
+      for (std::size_t g = 0; g < kGroup; ++g) {
+        Lanes x;
+        std::memcpy(&x, base + kLanes * g - i, sizeof(x));
+        acc[g] += ai * x;
+      }
     }
+    std::memcpy(out + k, acc, sizeof(acc));
   }
-  for (std::size_t k = 0; k < n; ++k) r.c[k] = static_cast<std::uint16_t>(t[k] + t[k + n]);
-  secure_wipe(t, sizeof(t));
+  std::memcpy(r.c.data(), out, n * sizeof(std::uint16_t));
+  secure_wipe(ext, sizeof(ext));
+  secure_wipe(out, sizeof(out));
 }
 
 void mod_q_phi(Poly& r, std::size_t n) {
