@@ -1,7 +1,8 @@
 // Constant-time check (docs/crypto.md, "Constant time"), run under valgrind memcheck by CTest.
 //
-// The secret inputs are marked undefined with valgrind's client requests (ct_mlkem.cpp: d, z, m,
-// dk; ct_mldsa.cpp: xi, rnd, sk; ct_contenders.cpp: NTRU's and Saber's seeds and secret keys).
+// The secret inputs are marked undefined with valgrind's client requests (ct_kem.cpp, for ML-KEM
+// and the contenders NTRU and Saber: keygen seeds, encapsulation randomness, secret keys;
+// ct_mldsa.cpp: xi, rnd, sk).
 // memcheck then reports every conditional jump and every memory address computed from them. The
 // library marks the few values that are public although derived from secrets as defined again
 // (src/crypto/mlkem/ct.hpp, src/crypto/mldsa/ct.hpp list them; Saber declassifies its seed_A);

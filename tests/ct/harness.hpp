@@ -4,6 +4,8 @@
 
 #include <valgrind/memcheck.h>
 
+#include "pqot/crypto/kem.hpp"
+
 namespace pqot::ct_check {
 
 template <class Buffer>
@@ -16,6 +18,7 @@ void mark_public(const Buffer& b) {
 }
 
 /// Each returns the number of wrong results; memcheck counts the leaks.
+int check_kem(const crypto::Kem& kem, int rounds);
 int check_mlkem(int rounds);
 int check_mldsa(int rounds);
 int check_contenders(int rounds);
