@@ -1,6 +1,6 @@
 // Inversion in S_3 and S_q (poly.hpp), in constant time: Bernstein and Yang's "divstep" iteration
 // ("Fast constant-time gcd computation and modular inversion", 2019, section 6), which the NTRU
-// round-3 reference uses too (specification, section 1.9.3).
+// round-3 reference uses too (specification, the inverses in S_3 and S_q).
 //
 // Over a prime field F_p (p = 2 or 3) and with d = n - 1 = deg Phi_n: f starts as Phi_n reversed
 // (x^d Phi_n(1/x), all ones) and g as x^(d-1) a(1/x) for a reduced mod Phi_n. Each of the 2d - 1
@@ -168,7 +168,7 @@ void inverse_rq(Poly& r, const Poly& a, const Params& p) {
   const std::size_t n = p.n;
   inverse_s2(r, a, n);
   // Newton: r <- r (2 - a r) doubles the number of correct low bits; four steps from 1 bit give
-  // 16 >= log q (specification, section 1.9.4; the reference's poly_R2_inv_to_Rq_inv).
+  // 16 >= log q (the reference's poly_R2_inv_to_Rq_inv).
   Poly minus_a, t, s;
   for (std::size_t i = 0; i < n; ++i) minus_a.c[i] = static_cast<std::uint16_t>(0 - a.c[i]);
   for (int round = 0; round < 4; ++round) {

@@ -1,5 +1,5 @@
-// NTRU as a Kem (ntru_kem.hpp): the CCA2 KEM of the round-3 specification, section 1.12
-// (Encapsulate / Decapsulate with implicit rejection through a PRF key), on the DPKE of owcpa.cpp.
+// NTRU as a Kem (ntru_kem.hpp): the CCA2 KEM of the round-3 specification (Encapsulate /
+// Decapsulate with implicit rejection through a PRF key), on the DPKE of owcpa.cpp.
 #include "ntru_kem.hpp"
 
 #include <algorithm>

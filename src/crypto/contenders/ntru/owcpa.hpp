@@ -1,4 +1,4 @@
-// NTRU's deterministic public-key encryption (round-3 specification, section 1.11: DPKE.KeyGen,
+// NTRU's deterministic public-key encryption (round-3 specification, DPKE: DPKE_Keygen,
 // DPKE.Encrypt, DPKE.Decrypt; the reference's owcpa.c).
 #pragma once
 

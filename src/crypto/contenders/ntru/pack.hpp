@@ -1,4 +1,4 @@
-// NTRU's encodings (round-3 specification, section 1.8.1 to 1.8.4; the reference's packq.c and
+// NTRU's encodings (round-3 specification, the encodings of R_q, S_q and S_3 elements; the reference's packq.c and
 // pack3.c). All are little-endian bit strings: coefficient i occupies bits [i w, (i+1) w).
 #pragma once
 

@@ -1,5 +1,5 @@
-// NTRU's parameter sets and the sizes derived from them (round-3 specification, section 1.3 and
-// table 2 of section 1.4; the byte sizes are those of the reference implementation's params.h).
+// NTRU's parameter sets and the sizes derived from them (round-3 specification, the parameter
+// sets and their table; the byte sizes are those of the reference implementation's params.h).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,7 @@ struct Params {
   std::size_t weight;  ///< HPS: the number of non-zero coefficients of m and g (q/8 - 2)
 
   constexpr std::uint16_t q() const { return static_cast<std::uint16_t>(1u << logq); }
-  /// Coefficients written to the wire: n-1 (the last one is implied, section 1.7).
+  /// Coefficients written to the wire: n-1 (the last one is implied: Rq_sum_zero).
   constexpr std::size_t pack_deg() const { return n - 1; }
   constexpr std::size_t trinary_bytes() const { return (pack_deg() + 4) / 5; }
   constexpr std::size_t iid_bytes() const { return n - 1; }

@@ -72,7 +72,7 @@ void mul_s3(Poly& r, const Poly& a, const Poly& b, const Params& p) {
 
 void rq_to_s3(Poly& r, const Poly& a, const Params& p) {
   // A coefficient v >= q/2 stands for v - q; adding (-q) mod 3 = 2^(1 - (logq mod 2)) makes the
-  // later reduction mod 3 see v - q (section 1.6, "Rq_to_S3").
+  // later reduction mod 3 see v - q (specification, "Rq_to_S3").
   const std::uint16_t mask = static_cast<std::uint16_t>(p.q() - 1);
   const unsigned add_shift = 1 - (p.logq & 1);
   for (std::size_t i = 0; i < p.n; ++i) {

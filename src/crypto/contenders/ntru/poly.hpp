@@ -1,4 +1,4 @@
-// NTRU's polynomial arithmetic (round-3 specification, section 1.6 and 1.7; names as the reference
+// NTRU's polynomial arithmetic (round-3 specification, its rings and the maps between them; names as the reference
 // implementation's poly.c). A Poly holds n coefficients as uint16_t; the rings are
 //   R_q = Z_q[x]/(x^n - 1),  S_q = Z_q[x]/Phi_n,  S_3 = Z_3[x]/Phi_n,  Phi_n = 1 + x + ... + x^(n-1).
 // q divides 2^16, so R_q arithmetic runs modulo 2^16 and is reduced mod q only where the
@@ -44,7 +44,7 @@ void rq_to_s3(Poly& r, const Poly& a, const Params& p);
 void z3_to_zq(Poly& r, const Params& p);
 /// {0, 1, q-1} (mod q) -> {0, 1, 2}.
 void trinary_zq_to_z3(Poly& r, const Params& p);
-/// r = Lift(m) (section 1.8.5): m itself, as an element of Z_q, for HPS; (x-1) times the
+/// r = Lift(m) (specification, "Lift"): m itself, as an element of Z_q, for HPS; (x-1) times the
 /// canonical S_3 representative of m/(x-1) for HRSS. m has coefficients in {0, 1, 2}.
 void lift(Poly& r, const Poly& m, const Params& p);
 

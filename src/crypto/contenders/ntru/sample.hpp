@@ -1,4 +1,4 @@
-// NTRU's samplers (round-3 specification, section 1.10; the reference's sample.c): from uniform
+// NTRU's samplers (round-3 specification, Sample_fg and Sample_rm; the reference's sample.c): from uniform
 // bytes to the ternary polynomials f, g (Sample_fg) and r, m (Sample_rm).
 #pragma once
 
