@@ -15,7 +15,8 @@ namespace pqot::srup_tool {
 
 namespace fs = std::filesystem;
 
-BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& client_cn) {
+BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& client_cn,
+                         const std::string& link_address) {
   std::string pattern = (fs::temp_directory_path() / "srup-bench-mqtt-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("bench-mqtt: cannot create a temporary directory: " + std::string(std::strerror(errno)));
@@ -27,6 +28,7 @@ BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& c
     po.clients = 0;
     po.days = 2;
     po.ca_days = 2;
+    if (!link_address.empty()) po.server_names.push_back(link_address);
     pki::create_test_pki(po);
     const auto request = pki::make_key_and_request(client_cn);
     common::write_new_file(dir_ / "client.key", std::string_view(request.key_pem.data(), request.key_pem.size()), 0600);
@@ -43,6 +45,7 @@ BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& c
     c.dynsec_file = (dir_ / "dynsec.json").string();
     c.log_file = (dir_ / "mosquitto.log").string();
     c.log_types = {"error", "warning"};
+    if (!link_address.empty()) c.listen_host = "0.0.0.0";
     mqtt::write_initial_dynsec(c.dynsec_file, client_cn);
     mqtt::BrokerRunOptions o;
     o.mosquitto = mosquitto_path;

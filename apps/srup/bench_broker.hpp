@@ -19,9 +19,12 @@ class BenchBroker {
  public:
   /// Creates the directory, the PKI (a CA, the broker's certificate, one client certificate whose
   /// CN is `client_cn`, the dynsec administrator: allowed srup/# both ways) and starts
-  /// `mosquitto_path`. Throws std::runtime_error naming what failed (the broker's log included
-  /// when it does not come up within 10 s).
-  BenchBroker(const std::string& mosquitto_path, const std::string& client_cn);
+  /// `mosquitto_path`. With a `link_address` (an IPv4 literal: the broker's address on an
+  /// emulated link, bench/srup.mjs) the broker listens on every address of its namespace, not
+  /// only 127.0.0.1, and its certificate names that address too. Throws std::runtime_error naming
+  /// what failed (the broker's log included when it does not come up within 10 s).
+  BenchBroker(const std::string& mosquitto_path, const std::string& client_cn,
+              const std::string& link_address = {});
   ~BenchBroker();
   BenchBroker(const BenchBroker&) = delete;
   BenchBroker& operator=(const BenchBroker&) = delete;

@@ -35,6 +35,7 @@
 #include <thread>
 
 #include "bench_broker.hpp"
+#include "bench_netns.hpp"
 #include "cli.hpp"
 #include "pqot/crypto/signature.hpp"
 #include "pqot/mqtt/client.hpp"
@@ -61,6 +62,10 @@ struct MqttBenchOptions {
   std::string mosquitto = "/usr/sbin/mosquitto";
   std::string disk_dir;  // empty: the temporary directory (on disk)
   std::string tmpfs_dir = "/dev/shm";
+  /// The device's client in this network namespace, reaching the broker at broker_address
+  /// (bench/srup.mjs: the namespaces joined by an emulated link); both empty: loopback.
+  std::string device_netns;
+  std::string broker_address;
   bool json = false;
 };
 
@@ -214,9 +219,10 @@ Contender plain_contender() {
   return c;
 }
 
-mqtt::ClientOptions bench_client_options(const BenchBroker& b, const std::string& id) {
+mqtt::ClientOptions bench_client_options(const BenchBroker& b, const std::string& id,
+                                         const std::string& host = "127.0.0.1") {
   mqtt::ClientOptions o;
-  o.host = "127.0.0.1";
+  o.host = host;
   o.port = b.port();
   o.client_id = id;
   o.tls = {b.ca_file(), b.client_cert(), b.client_key()};
@@ -234,21 +240,31 @@ void bench_wait_for(const std::function<bool()>& ready, const std::string& what)
   }
 }
 
-// The two clients and the exchange they fill in.
+// The two clients and the exchange they fill in. With a device namespace, the device's client is
+// made and started on a thread inside it, so its socket and network thread live there.
 class Wire {
  public:
-  explicit Wire(const BenchBroker& broker)
+  Wire(const BenchBroker& broker, const MqttBenchOptions& o)
       : c2_(bench_client_options(broker, "c2-" + srup::id_text(kBenchC2))),
-        device_(bench_client_options(broker, "dev-" + srup::id_text(kBenchDevice))),
         to_device_(srup::topic_to_device(kBenchDevice)),
         from_device_(srup::topic_from_device(kBenchDevice)) {
-    device_.on_message([this](const mqtt::Message& m) { on_device(m); });
+    auto make_device = [&] {
+      device_ = std::make_unique<mqtt::Client>(bench_client_options(
+          broker, "dev-" + srup::id_text(kBenchDevice),
+          o.broker_address.empty() ? "127.0.0.1" : o.broker_address));
+      device_->on_message([this](const mqtt::Message& m) { on_device(m); });
+      device_->subscribe(to_device_, 1);
+      device_->start();
+    };
+    if (o.device_netns.empty()) {
+      make_device();
+    } else {
+      run_in_netns(o.device_netns, make_device);
+    }
     c2_.on_message([this](const mqtt::Message& m) { on_c2(m); });
-    device_.subscribe(to_device_, 1);
     c2_.subscribe(from_device_, 1);
-    device_.start();
     c2_.start();
-    bench_wait_for([&] { return device_.subscription_result(to_device_).value_or(0x80) < 0x80; }, "the device's SUBACK");
+    bench_wait_for([&] { return device_->subscription_result(to_device_).value_or(0x80) < 0x80; }, "the device's SUBACK");
     bench_wait_for([&] { return c2_.subscription_result(from_device_).value_or(0x80) < 0x80; }, "the C2's SUBACK");
   }
 
@@ -293,7 +309,7 @@ class Wire {
         x_.acted = acted;
         x_.device_cpu = cpu;
       }
-      if (!device_.publish(from_device_, answer, 1)) throw std::runtime_error("device publish refused");
+      if (!device_->publish(from_device_, answer, 1)) throw std::runtime_error("device publish refused");
     } catch (const std::exception& e) {
       fail(e.what());
     }
@@ -325,8 +341,9 @@ class Wire {
   }
 
   Exchange x_;
-  mqtt::Client c2_, device_;
+  mqtt::Client c2_;
   std::string to_device_, from_device_;
+  std::unique_ptr<mqtt::Client> device_;  // last: stopped first, while the C2's client still runs
 };
 
 double bench_quantile(std::vector<double> v, double q) {
@@ -395,7 +412,14 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
   if (!o.disk_dir.empty() && !fs::is_directory(o.disk_dir)) {
     throw UsageError("--disk-dir " + o.disk_dir + " is not a directory");
   }
-  BenchBroker broker(o.mosquitto, "c2-" + srup::id_text(kBenchC2));
+  if (o.device_netns.empty() != o.broker_address.empty()) {
+    throw UsageError("--device-netns and --broker-address go together");
+  }
+  if (!o.device_netns.empty() && !fs::exists("/var/run/netns/" + o.device_netns)) {
+    throw UsageError("--device-netns: no network namespace '" + o.device_netns + "' (/var/run/netns/" +
+                     o.device_netns + "; ip netns add makes one)");
+  }
+  BenchBroker broker(o.mosquitto, "c2-" + srup::id_text(kBenchC2), o.broker_address);
   const BenchScratch disk(o.disk_dir.empty() ? broker.work_dir() : fs::path(o.disk_dir));
   std::optional<BenchScratch> tmpfs;
   if (!o.tmpfs_dir.empty()) tmpfs.emplace(o.tmpfs_dir);
@@ -416,7 +440,7 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
   }
   contenders.push_back(legacy_contender());
 
-  Wire wire(broker);
+  Wire wire(broker, o);
   std::vector<std::vector<Samples>> samples(contenders.size());
   std::uint64_t n = 0;
   for (int round = 0; round < o.rounds; ++round) {
@@ -456,6 +480,8 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
     nlohmann::json out;
     out["count"] = o.count;
     out["rounds"] = o.rounds;
+    out["device_netns"] = o.device_netns;
+    out["broker_address"] = o.broker_address.empty() ? "127.0.0.1" : o.broker_address;
     out["unit"] = "microseconds";
     auto fig = [](const Figure& f) { return nlohmann::json{{"median", f.value}, {"spread", f.spread}}; };
     for (const auto& r : results) {
@@ -473,7 +499,10 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
     std::cout << out.dump(2) << "\n";
     return;
   }
-  std::cout << "Command latency through mosquitto on 127.0.0.1 (TLS 1.3, QoS 1), " << o.count << " commands x "
+  std::cout << "Command latency through mosquitto on "
+            << (o.device_netns.empty() ? std::string("127.0.0.1")
+                                       : o.broker_address + " (the device in namespace " + o.device_netns + ")")
+            << " (TLS 1.3, QoS 1), " << o.count << " commands x "
             << o.rounds << " rounds; microseconds, median over rounds (spread of the rounds in brackets)\n\n";
   std::cout << std::left << std::setw(42) << "contender" << std::setw(46) << "journal / note" << std::right
             << std::setw(7) << "cmd B" << std::setw(7) << "ans B" << std::setw(15) << "one-way p50" << std::setw(9)
@@ -509,6 +538,12 @@ void add_bench_mqtt_command(CLI::App& app) {
   cmd->add_option("--mosquitto", o->mosquitto, "The broker program (default /usr/sbin/mosquitto)");
   cmd->add_option("--disk-dir", o->disk_dir, "Where the on-disk journals go (default: the temporary directory)");
   cmd->add_option("--tmpfs-dir", o->tmpfs_dir, "A tmpfs directory for the fsync-free journals; empty: skip (default /dev/shm)");
+  cmd->add_option("--device-netns", o->device_netns,
+                  "Put the device's client in this network namespace (root; bench/srup.mjs), reaching "
+                  "the broker at --broker-address");
+  cmd->add_option("--broker-address", o->broker_address,
+                  "The broker's IPv4 address as the device's namespace reaches it (with --device-netns)")
+      ->check(CLI::ValidIPV4);
   cmd->add_flag("--json", o->json, "Print one JSON object");
   cmd->callback([o] { run_bench_mqtt(*o); });
 }

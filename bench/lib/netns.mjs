@@ -89,7 +89,7 @@ export function deleteOwnNamespaces() {
 export function isLiveHarness(pid) {
   try {
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    return cmdline.includes("run.mjs") || cmdline.includes("trip.mjs");
+    return cmdline.includes("run.mjs") || cmdline.includes("trip.mjs") || cmdline.includes("srup.mjs");
   } catch {
     return false;
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -19,6 +20,13 @@ namespace pqot::crypto::ntru {
 namespace {
 
 const Params* const kAll[] = {&kHps2048509, &kHps2048677, &kHps4096821, &kHrss701};
+
+}  // namespace
+
+// GoogleTest prints a parameter set by its name (found by argument-dependent lookup).
+void PrintTo(const Params* p, std::ostream* os) { *os << p->name; }
+
+namespace {
 
 Poly random_ternary(std::mt19937& rng, std::size_t n) {
   Poly a;
