@@ -103,6 +103,10 @@ struct Contender {
 struct Samples {
   std::vector<double> one_way, round_trip, device_cpu, c2_cpu;
   int lost = 0;
+  // With --device-netns: IP bytes the device's side of the link sent (up) and received (down)
+  // while the round's measured commands ran, per command (answers, acknowledgements and TLS
+  // records included).
+  double up_bytes = 0, down_bytes = 0;
 };
 
 // The latest message exchange: filled in by the client threads, awaited by the caller.
@@ -401,7 +405,7 @@ struct BenchScratch {
 struct Result {
   std::string name, note;
   std::size_t command_bytes = 0, answer_bytes = 0;
-  Figure ow_p50, ow_p99, ow_mean, rt_p50, rt_p99, rt_mean, device_cpu, c2_cpu;
+  Figure ow_p50, ow_p99, ow_mean, rt_p50, rt_p99, rt_mean, device_cpu, c2_cpu, up_bytes, down_bytes;
   int lost = 0;
 };
 
@@ -447,7 +451,14 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
     for (std::size_t i = 0; i < contenders.size(); ++i) {
       Samples warm, s;
       for (int k = 0; k < o.warmup; ++k) wire.exchange(contenders[i], ++n, &warm);
+      LinkBytes before;
+      if (!o.device_netns.empty()) before = netns_link_bytes(o.device_netns);
       for (int k = 0; k < o.count; ++k) wire.exchange(contenders[i], ++n, &s);
+      if (!o.device_netns.empty()) {
+        const LinkBytes after = netns_link_bytes(o.device_netns);
+        s.up_bytes = static_cast<double>(after.sent - before.sent) / o.count;
+        s.down_bytes = static_cast<double>(after.received - before.received) / o.count;
+      }
       s.lost += warm.lost;
       samples[i].push_back(std::move(s));
       if (!o.json) std::cerr << "round " << round + 1 << "/" << o.rounds << ": " << contenders[i].name << " ("
@@ -471,6 +482,8 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
     x.rt_mean = over_rounds(r, [](const Samples& s) { return bench_mean(s.round_trip); });
     x.device_cpu = over_rounds(r, [](const Samples& s) { return bench_quantile(s.device_cpu, 0.5); });
     x.c2_cpu = over_rounds(r, [](const Samples& s) { return bench_quantile(s.c2_cpu, 0.5); });
+    x.up_bytes = over_rounds(r, [](const Samples& s) { return s.up_bytes; });
+    x.down_bytes = over_rounds(r, [](const Samples& s) { return s.down_bytes; });
     for (const auto& s : r) x.lost += s.lost;
     results.push_back(std::move(x));
   }
@@ -495,6 +508,9 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
                                 {"device_cpu_p50", fig(r.device_cpu)},
                                 {"c2_cpu_p50", fig(r.c2_cpu)},
                                 {"lost", r.lost}});
+      if (!o.device_netns.empty()) {
+        out["results"].back()["ip_bytes_per_command"] = {{"up", fig(r.up_bytes)}, {"down", fig(r.down_bytes)}};
+      }
     }
     std::cout << out.dump(2) << "\n";
     return;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -38,6 +40,30 @@ void run_in_netns(const std::string& name, const std::function<void()>& fn) {
   worker.join();
   ::close(fd);
   if (failure) std::rethrow_exception(failure);
+}
+
+LinkBytes netns_link_bytes(const std::string& name) {
+  LinkBytes total;
+  run_in_netns(name, [&] {
+    // /proc/thread-self/net is this thread's namespace (/proc/self/net would be the process's).
+    std::ifstream dev("/proc/thread-self/net/dev");
+    if (!dev) throw std::runtime_error("network namespace '" + name + "': cannot read /proc/thread-self/net/dev");
+    std::string line;
+    while (std::getline(dev, line)) {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;  // the two header lines
+      std::string iface = line.substr(0, colon);
+      iface.erase(0, iface.find_first_not_of(' '));
+      if (iface == "lo") continue;
+      // receive: bytes packets errs drop fifo frame compressed multicast; transmit: bytes ...
+      std::istringstream fields(line.substr(colon + 1));
+      std::uint64_t v[9] = {};
+      for (auto& x : v) fields >> x;
+      total.received += v[0];
+      total.sent += v[8];
+    }
+  });
+  return total;
 }
 
 }  // namespace pqot::srup_tool
