@@ -90,7 +90,7 @@ class RsaSubscriber final : public Subscriber {
  public:
   RsaSubscriber(const SchemeInfo& s, const RsaKeys& keys)
       : oaep_(crypto::rsa_oaep_by_name(s.primitive)), chunked_(s.family == Family::rsa_chunked),
-        public_(keys.public_key), secret_(keys.secret_key) {}
+        public_(keys.public_key), secret_(oaep_.prepare_secret_key(keys.secret_key)) {}
   Bytes public_part() const override { return public_; }
   SecretBytes decrypt(ByteView wire) override {
     if (!chunked_) {
@@ -117,16 +117,14 @@ class RsaSubscriber final : public Subscriber {
   const crypto::RsaOaep& oaep_;
   bool chunked_;
   Bytes public_;
-  SecretBytes secret_;
+  crypto::RsaOaepKey secret_;  // imported once, as the KEMs' keys are prepared once
 };
 
 class RsaPublisher final : public Publisher {
  public:
   RsaPublisher(const SchemeInfo& s, ByteView pk)
       : oaep_(crypto::rsa_oaep_by_name(s.primitive)), chunked_(s.family == Family::rsa_chunked),
-        public_(pk.begin(), pk.end()) {
-    oaep_.check_public_key(public_);
-  }
+        public_(oaep_.prepare_public_key(pk)) {}
   Bytes encrypt(ByteView plaintext) override {
     if (!chunked_) {
       SecretBytes z(32);
@@ -145,7 +143,7 @@ class RsaPublisher final : public Publisher {
  private:
   const crypto::RsaOaep& oaep_;
   bool chunked_;
-  Bytes public_;
+  crypto::RsaOaepKey public_;
 };
 
 // ---- KEM + AES-256-GCM -----------------------------------------------------------------------
