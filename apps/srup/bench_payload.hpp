@@ -3,7 +3,8 @@
 // paper measured RSA, NTRU and Saber. Shared by the three files of the command:
 //   bench_payload_readings.cpp  the readings (fixed seed) and their encodings;
 //   bench_payload_schemes.cpp   each scheme's publisher and subscriber sides;
-//   bench_payload_cmd.cpp       the command, the two roles, the orchestrator and the report.
+//   bench_payload_roles.cpp     the publisher and subscriber processes, and starting them;
+//   bench_payload_cmd.cpp       the command, the run over every scheme, the report.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ using crypto::SecretBytes;
 // ---- readings --------------------------------------------------------------------------------
 
 enum class Phases : std::uint8_t { one = 1, three = 3 };
+/// Each run does the 1-phase readings, then the 3-phase ones.
+inline constexpr Phases kKinds[] = {Phases::one, Phases::three};
 
 /// One meter reading, the fields a Modbus energy meter reports (1-phase: an SDM120-class meter;
 /// 3-phase: an SDM630-class one). Per-phase arrays use [0] only for a 1-phase meter.
@@ -118,6 +121,23 @@ Bytes plaintext_of(const SchemeInfo& s, const MeterReading& r);
 /// `rsa` is used by the RSA schemes only (and must then be set).
 std::unique_ptr<Subscriber> make_subscriber(const SchemeInfo& s, const RsaKeys* rsa);
 std::unique_ptr<Publisher> make_publisher(const SchemeInfo& s, ByteView subscriber_public);
+
+// ---- the processes (bench_payload_roles.cpp) ---------------------------------------------------
+
+/// The hidden roles: `messages` readings of each kind over the socket on fd 3 (the publisher gets
+/// the public key first; the subscriber with an RSA scheme reads its key pair from stdin first),
+/// then one JSON line on stdout: per kind the encrypt or decrypt times (µs), the bytes (publisher)
+/// or the readings decrypted correctly (subscriber), CPU µs, and the process's peak RSS.
+void run_publisher(const SchemeInfo& s, int messages);
+void run_subscriber(const SchemeInfo& s, int messages);
+
+struct PairReports {
+  std::string publisher;
+  std::string subscriber;
+};
+/// Starts this program as the subscriber and the publisher of `s` and returns their reports.
+/// Throws std::runtime_error when either side fails (its own error is on stderr, inherited).
+PairReports run_pair(const SchemeInfo& s, int messages, const RsaKeys* rsa);
 
 /// RFC 4648 section 4 base64 with padding (the paper's chunks are joined as base64 text).
 std::string base64_encode(ByteView data);

@@ -1,5 +1,6 @@
 // The meter readings of `srup bench-payload`: realistic, varying values from a fixed seed, and
-// their two encodings (the paper's JSON text, SRUP-PQ's telemetry channels).
+// their two encodings (the paper's JSON text, SRUP-PQ's telemetry channels); base64, for the
+// paper's RSA chunks.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -162,6 +163,57 @@ srup::Reading reading_channels(const MeterReading& r) {
     for (std::size_t ph = 0; ph < 3; ++ph) {
       add(static_cast<std::uint16_t>(0x0161 + ph), static_cast<float>(r.power_factor[ph]));
     }
+  }
+  return out;
+}
+
+// ---- base64 (RFC 4648 section 4) -------------------------------------------------------------
+
+namespace {
+constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int b64_value(char c) {
+  const auto at = kB64.find(c);
+  return at == std::string_view::npos ? -1 : static_cast<int>(at);
+}
+}  // namespace
+
+std::string base64_encode(ByteView data) {
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < data.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, data.size() - i);
+    std::uint32_t v = std::uint32_t{data[i]} << 16;
+    if (n > 1) v |= std::uint32_t{data[i + 1]} << 8;
+    if (n > 2) v |= data[i + 2];
+    out += kB64[(v >> 18) & 63];
+    out += kB64[(v >> 12) & 63];
+    out += n > 1 ? kB64[(v >> 6) & 63] : '=';
+    out += n > 2 ? kB64[v & 63] : '=';
+  }
+  return out;
+}
+
+Bytes base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0) throw std::invalid_argument("base64: length not a multiple of 4");
+  Bytes out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    const bool last = i + 4 == text.size();
+    const std::size_t pad = last ? (text[i + 3] == '=' ? (text[i + 2] == '=' ? 2 : 1) : 0) : 0;
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const int d = k >= 4 - pad ? 0 : b64_value(text[i + k]);
+      if (d < 0) throw std::invalid_argument("base64: not a base64 character");
+      v = (v << 6) | static_cast<std::uint32_t>(d);
+    }
+    // Canonical: the bits the padding drops must be zero.
+    if ((pad == 1 && (v & 0xff) != 0) || (pad == 2 && (v & 0xffff) != 0)) {
+      throw std::invalid_argument("base64: non-canonical padding");
+    }
+    out.push_back(static_cast<std::uint8_t>(v >> 16));
+    if (pad < 2) out.push_back(static_cast<std::uint8_t>(v >> 8));
+    if (pad < 1) out.push_back(static_cast<std::uint8_t>(v));
   }
   return out;
 }
