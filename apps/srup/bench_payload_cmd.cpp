@@ -34,12 +34,14 @@ using Clock = std::chrono::steady_clock;
 using Json = nlohmann::ordered_json;
 constexpr int kMaxMessages = 100'000;
 constexpr int kSmokeMessages = 3;
+constexpr std::size_t kMaxKeyFile = 64 * 1024;  // a PKCS#8 RSA-7680 key is about 4.4 KiB
 
 struct PayloadOptions {
   int messages = 500;
   std::string schemes;
   bool json = false;
   bool smoke = false;
+  bool example = false;
   std::string rsa_keys;  // a directory with rsa{2048,3072,7680}-a.p8.der instead of fresh keys
   std::string role;      // hidden: publisher | subscriber
   std::string scheme;    // hidden: the role's scheme
@@ -77,9 +79,14 @@ RsaKeys rsa_keys_for(const SchemeInfo& s, const PayloadOptions& o, Json& keygen_
     const std::string file = o.rsa_keys + "/rsa" + std::to_string(bits) + "-a.p8.der";
     std::ifstream in(file, std::ios::binary);
     if (!in) throw UsageError("--rsa-keys: cannot read " + file);
-    const std::string der((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    SecretBytes der(kMaxKeyFile + 1);  // a secret key: read into memory that is wiped
+    in.read(reinterpret_cast<char*>(der.data()), static_cast<std::streamsize>(der.size()));
+    if (in.bad() || static_cast<std::size_t>(in.gcount()) > kMaxKeyFile) {
+      throw UsageError("--rsa-keys: " + file + " is unreadable or over " + std::to_string(kMaxKeyFile) + " bytes");
+    }
+    der.resize(static_cast<std::size_t>(in.gcount()));
     const auto& sig = crypto::signature_by_name("RSA-" + std::to_string(bits) + "-PKCS1");
-    auto decoded = crypto::decode_private_key(crypto::as_bytes(der), &sig);
+    auto decoded = crypto::decode_private_key(der, &sig);
     k.public_key = std::move(decoded.keys.public_key);
     k.secret_key = std::move(decoded.keys.secret_key);
   } else {
@@ -247,7 +254,14 @@ void add_bench_payload_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--role", o->role)->check(CLI::IsMember({"publisher", "subscriber"}))->group("");
   cmd->add_option("--scheme", o->scheme)->group("");
+  cmd->add_flag("--example", o->example, "Print the first 1-phase and 3-phase reading (the JSON encrypted) and exit");
   cmd->callback([o] {
+    if (o->example) {
+      for (payload::Phases kind : payload::kKinds) {
+        std::cout << payload::reading_json(payload::make_readings(kind, 1).at(0)) << "\n";
+      }
+      return;
+    }
     if (o->role.empty()) {
       payload::orchestrate(*o);
       return;
