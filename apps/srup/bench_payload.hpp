@@ -35,9 +35,9 @@ inline constexpr Phases kKinds[] = {Phases::one, Phases::three};
 struct MeterReading {
   Phases phases = Phases::one;
   std::uint64_t timestamp_s = 0;
-  double voltage[3]{};         // V
-  double current[3]{};         // A
-  double active_power[3]{};    // W
+  double voltage[3]{};       // V
+  double current[3]{};       // A
+  double active_power[3]{};  // W
   double power_factor[3]{};
   double total_active_power = 0;    // W
   double total_reactive_power = 0;  // var
@@ -53,7 +53,8 @@ inline constexpr std::uint64_t kReadingSeed = 0x5eed'2026'0016;
 
 /// Readings 0 .. count-1 of a meter with `phases`, a reading every 10 s: a daily load curve with
 /// noise, voltage and frequency wandering around 230 V / 50 Hz, energy accumulating.
-std::vector<MeterReading> make_readings(Phases phases, std::size_t count, std::uint64_t seed = kReadingSeed);
+std::vector<MeterReading> make_readings(Phases phases, std::size_t count,
+                                        std::uint64_t seed = kReadingSeed);
 
 /// The reading as the paper's Python publisher sends it: json.dumps() of a flat dict (", " and
 /// ": " separators, floats rounded as the meter reports them, shortest repr).
@@ -67,7 +68,7 @@ srup::Reading reading_channels(const MeterReading& r);
 enum class Family : std::uint8_t { rsa_chunked, rsa_hybrid, kem_aead, srup_sealed, srup_telemetry };
 
 struct SchemeInfo {
-  std::string_view name;       ///< what --schemes takes, e.g. "RSA-2048-chunked", "ML-KEM-768"
+  std::string_view name;  ///< what --schemes takes, e.g. "RSA-2048-chunked", "ML-KEM-768"
   Family family;
   std::string_view primitive;  ///< "RSA-2048-OAEP", the KEM's name, or the SRUP-PQ suite's
   int level;                   ///< NIST category; 0 for RSA-2048 (112-bit, below category 1)

@@ -15,8 +15,8 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 
@@ -66,9 +66,13 @@ Stats stats_of(const Json& values) {
   return s;
 }
 
-Json stats_json(const Stats& s) { return {{"median", s.median}, {"p99", s.p99}, {"mean", s.mean}, {"max", s.max}}; }
+Json stats_json(const Stats& s) {
+  return {{"median", s.median}, {"p99", s.p99}, {"mean", s.mean}, {"max", s.max}};
+}
 
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 RsaKeys rsa_keys_for(const SchemeInfo& s, const PayloadOptions& o, Json& keygen_log) {
   const auto& oaep = crypto::rsa_oaep_by_name(s.primitive);
@@ -82,7 +86,8 @@ RsaKeys rsa_keys_for(const SchemeInfo& s, const PayloadOptions& o, Json& keygen_
     SecretBytes der(kMaxKeyFile + 1);  // a secret key: read into memory that is wiped
     in.read(reinterpret_cast<char*>(der.data()), static_cast<std::streamsize>(der.size()));
     if (in.bad() || static_cast<std::size_t>(in.gcount()) > kMaxKeyFile) {
-      throw UsageError("--rsa-keys: " + file + " is unreadable or over " + std::to_string(kMaxKeyFile) + " bytes");
+      throw UsageError("--rsa-keys: " + file + " is unreadable or over " +
+                       std::to_string(kMaxKeyFile) + " bytes");
     }
     der.resize(static_cast<std::size_t>(in.gcount()));
     const auto& sig = crypto::signature_by_name("RSA-" + std::to_string(bits) + "-PKCS1");
@@ -130,38 +135,49 @@ std::vector<const SchemeInfo*> chosen_schemes(const PayloadOptions& o) {
 
 std::string_view family_name(Family f) {
   switch (f) {
-    case Family::rsa_chunked: return "RSA-OAEP chunks, base64 (the paper's)";
-    case Family::rsa_hybrid: return "RSA-OAEP key + AES-256-GCM";
-    case Family::kem_aead: return "KEM + AES-256-GCM";
-    case Family::srup_sealed: return "SRUP-PQ mode 1 (sealed Data, signed)";
-    case Family::srup_telemetry: return "SRUP-PQ mode 3 (telemetry group key)";
+    case Family::rsa_chunked:
+      return "RSA-OAEP chunks, base64 (the paper's)";
+    case Family::rsa_hybrid:
+      return "RSA-OAEP key + AES-256-GCM";
+    case Family::kem_aead:
+      return "KEM + AES-256-GCM";
+    case Family::srup_sealed:
+      return "SRUP-PQ mode 1 (sealed Data, signed)";
+    case Family::srup_telemetry:
+      return "SRUP-PQ mode 3 (telemetry group key)";
   }
   return "?";
 }
 
 void print_table(const Json& report) {
-  std::cout << std::left << std::setw(19) << "scheme" << std::setw(4) << "lvl" << std::setw(4) << "ph" << std::right
-            << std::setw(6) << "plain" << std::setw(7) << "wire" << std::setw(11) << "enc med" << std::setw(10)
-            << "enc p99" << std::setw(11) << "dec med" << std::setw(10) << "dec p99" << std::setw(9) << "cpu pub"
-            << std::setw(9) << "cpu sub" << std::setw(8) << "rss pub" << std::setw(8) << "rss sub" << std::setw(9)
-            << "ok" << "\n";
+  std::cout << std::left << std::setw(19) << "scheme" << std::setw(4) << "lvl" << std::setw(4)
+            << "ph" << std::right << std::setw(6) << "plain" << std::setw(7) << "wire"
+            << std::setw(11) << "enc med" << std::setw(10) << "enc p99" << std::setw(11)
+            << "dec med" << std::setw(10) << "dec p99" << std::setw(9) << "cpu pub" << std::setw(9)
+            << "cpu sub" << std::setw(8) << "rss pub" << std::setw(8) << "rss sub" << std::setw(9)
+            << "ok"
+            << "\n";
   for (const auto& r : report["rows"]) {
-    std::cout << std::left << std::setw(19) << r["scheme"].get<std::string>() << std::setw(4) << r["level"].get<int>()
-              << std::setw(4) << r["phases"].get<int>() << std::right << std::fixed << std::setprecision(0)
-              << std::setw(6) << r["plaintext_bytes"]["median"].get<double>() << std::setw(7)
+    std::cout << std::left << std::setw(19) << r["scheme"].get<std::string>() << std::setw(4)
+              << r["level"].get<int>() << std::setw(4) << r["phases"].get<int>() << std::right
+              << std::fixed << std::setprecision(0) << std::setw(6)
+              << r["plaintext_bytes"]["median"].get<double>() << std::setw(7)
               << r["wire_bytes"]["median"].get<double>() << std::setprecision(1) << std::setw(11)
-              << r["encrypt_us"]["median"].get<double>() << std::setw(10) << r["encrypt_us"]["p99"].get<double>()
-              << std::setw(11) << r["decrypt_us"]["median"].get<double>() << std::setw(10)
+              << r["encrypt_us"]["median"].get<double>() << std::setw(10)
+              << r["encrypt_us"]["p99"].get<double>() << std::setw(11)
+              << r["decrypt_us"]["median"].get<double>() << std::setw(10)
               << r["decrypt_us"]["p99"].get<double>() << std::setw(9)
               << r["publisher"]["cpu_us_per_message"].get<double>() << std::setw(9)
-              << r["subscriber"]["cpu_us_per_message"].get<double>() << std::setprecision(1) << std::setw(8)
-              << r["publisher"]["max_rss_kb"].get<double>() / 1024 << std::setw(8)
+              << r["subscriber"]["cpu_us_per_message"].get<double>() << std::setprecision(1)
+              << std::setw(8) << r["publisher"]["max_rss_kb"].get<double>() / 1024 << std::setw(8)
               << r["subscriber"]["max_rss_kb"].get<double>() / 1024 << std::setw(5)
-              << r["decrypted_ok"].get<int>() << "/" << std::left << std::setw(3) << r["messages"].get<int>()
-              << "\n";
+              << r["decrypted_ok"].get<int>() << "/" << std::left << std::setw(3)
+              << r["messages"].get<int>() << "\n";
   }
-  std::cout << "times in us (median, p99 nearest rank) of the encrypt/decrypt calls alone; cpu: user+sys us per "
-               "message of each process's loop; rss: peak MiB of each process; lvl 0 = RSA-2048 (112-bit)\n";
+  std::cout << "times in us (median, p99 nearest rank) of the encrypt/decrypt calls alone; cpu: "
+               "user+sys us per "
+               "message of each process's loop; rss: peak MiB of each process; lvl 0 = RSA-2048 "
+               "(112-bit)\n";
 }
 
 void orchestrate(const PayloadOptions& o) {
@@ -185,7 +201,8 @@ void orchestrate(const PayloadOptions& o) {
       rsa_cache.emplace(std::string(s->primitive), rsa_keys_for(*s, o, keygen_log));
     }
     if (!o.json) std::cerr << "bench-payload: " << s->name << "\n";
-    const PairReports reports = run_pair(*s, messages, rsa ? &rsa_cache.at(std::string(s->primitive)) : nullptr);
+    const PairReports reports =
+        run_pair(*s, messages, rsa ? &rsa_cache.at(std::string(s->primitive)) : nullptr);
     const Json pub = Json::parse(reports.publisher);
     const Json sub = Json::parse(reports.subscriber);
     for (std::size_t k = 0; k < std::size(kKinds); ++k) {
@@ -193,29 +210,28 @@ void orchestrate(const PayloadOptions& o) {
       const Json& sk = sub["kinds"].at(k);
       const int ok = sk["decrypted_ok"].get<int>();
       all_ok = all_ok && ok == messages;
-      report["rows"].push_back(
-          {{"scheme", s->name},
-           {"level", s->level},
-           {"construction", family_name(s->family)},
-           {"primitive", s->primitive},
-           {"mlkem_aead", s->mlkem},
-           {"contender", s->contender},
-           {"phases", pk["phases"]},
-           {"messages", messages},
-           {"decrypted_ok", ok},
-           {"first_error", sk["first_error"]},
-           {"plaintext_bytes", stats_json(stats_of(pk["plain_bytes"]))},
-           {"wire_bytes", stats_json(stats_of(pk["bytes"]))},
-           {"encrypt_us", stats_json(stats_of(pk["us"]))},
-           {"decrypt_us", stats_json(stats_of(sk["us"]))},
-           {"publisher",
-            {{"cpu_us_per_message", pk["cpu_us"].get<double>() / messages},
-             {"max_rss_kb", pub["max_rss_kb"]},
-             {"rss_start_kb", pub["rss_start_kb"]}}},
-           {"subscriber",
-            {{"cpu_us_per_message", sk["cpu_us"].get<double>() / messages},
-             {"max_rss_kb", sub["max_rss_kb"]},
-             {"rss_start_kb", sub["rss_start_kb"]}}}});
+      report["rows"].push_back({{"scheme", s->name},
+                                {"level", s->level},
+                                {"construction", family_name(s->family)},
+                                {"primitive", s->primitive},
+                                {"mlkem_aead", s->mlkem},
+                                {"contender", s->contender},
+                                {"phases", pk["phases"]},
+                                {"messages", messages},
+                                {"decrypted_ok", ok},
+                                {"first_error", sk["first_error"]},
+                                {"plaintext_bytes", stats_json(stats_of(pk["plain_bytes"]))},
+                                {"wire_bytes", stats_json(stats_of(pk["bytes"]))},
+                                {"encrypt_us", stats_json(stats_of(pk["us"]))},
+                                {"decrypt_us", stats_json(stats_of(sk["us"]))},
+                                {"publisher",
+                                 {{"cpu_us_per_message", pk["cpu_us"].get<double>() / messages},
+                                  {"max_rss_kb", pub["max_rss_kb"]},
+                                  {"rss_start_kb", pub["rss_start_kb"]}}},
+                                {"subscriber",
+                                 {{"cpu_us_per_message", sk["cpu_us"].get<double>() / messages},
+                                  {"max_rss_kb", sub["max_rss_kb"]},
+                                  {"rss_start_kb", sub["rss_start_kb"]}}}});
     }
   }
   report["rsa_keys"] = keygen_log;
@@ -227,7 +243,9 @@ void orchestrate(const PayloadOptions& o) {
   } else {
     print_table(report);
   }
-  if (!all_ok) throw ExitError(kExitInternal, "bench-payload: some readings did not decrypt (see decrypted_ok)");
+  if (!all_ok)
+    throw ExitError(kExitInternal,
+                    "bench-payload: some readings did not decrypt (see decrypted_ok)");
 }
 
 }  // namespace
@@ -240,21 +258,28 @@ void add_bench_payload_command(CLI::App& app) {
   auto o = std::make_shared<payload::PayloadOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench-payload",
-      "Meter readings (1- and 3-phase JSON) encrypted by a publisher process and decrypted by a subscriber "
-      "process: RSA-OAEP (chunked, as the energy-monitoring paper, and hybrid), NTRU, Saber, ML-KEM and X-Wing "
+      "Meter readings (1- and 3-phase JSON) encrypted by a publisher process and decrypted by a "
+      "subscriber "
+      "process: RSA-OAEP (chunked, as the energy-monitoring paper, and hybrid), NTRU, Saber, "
+      "ML-KEM and X-Wing "
       "with AES-256-GCM, SRUP-PQ modes 1 and 3; times, bytes, CPU and peak RSS per side");
-  cmd->add_option("--messages", o->messages, "Readings of each kind (1-phase, 3-phase) per scheme (default 500)")
+  cmd->add_option("--messages", o->messages,
+                  "Readings of each kind (1-phase, 3-phase) per scheme (default 500)")
       ->check(CLI::Range(1, payload::kMaxMessages));
-  cmd->add_option("--schemes", o->schemes, "Comma-separated schemes (default: all; see docs/srup-tool.md)");
+  cmd->add_option("--schemes", o->schemes,
+                  "Comma-separated schemes (default: all; see docs/srup-tool.md)");
   cmd->add_flag("--json", o->json, "Print one JSON object");
-  cmd->add_flag("--smoke", o->smoke, "3 readings of each kind per scheme: checks that everything decrypts");
-  cmd->add_option("--rsa-keys", o->rsa_keys,
-                  "Directory with rsa2048-a.p8.der, rsa3072-a.p8.der, rsa7680-a.p8.der (PKCS#8 DER) to use "
-                  "instead of generating RSA keys (a 7680-bit key takes 10-55 s)")
+  cmd->add_flag("--smoke", o->smoke,
+                "3 readings of each kind per scheme: checks that everything decrypts");
+  cmd->add_option(
+         "--rsa-keys", o->rsa_keys,
+         "Directory with rsa2048-a.p8.der, rsa3072-a.p8.der, rsa7680-a.p8.der (PKCS#8 DER) to use "
+         "instead of generating RSA keys (a 7680-bit key takes 10-55 s)")
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--role", o->role)->check(CLI::IsMember({"publisher", "subscriber"}))->group("");
   cmd->add_option("--scheme", o->scheme)->group("");
-  cmd->add_flag("--example", o->example, "Print the first 1-phase and 3-phase reading (the JSON encrypted) and exit");
+  cmd->add_flag("--example", o->example,
+                "Print the first 1-phase and 3-phase reading (the JSON encrypted) and exit");
   cmd->callback([o] {
     if (o->example) {
       for (payload::Phases kind : payload::kKinds) {

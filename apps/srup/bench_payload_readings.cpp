@@ -79,16 +79,19 @@ std::vector<MeterReading> make_readings(Phases phases, std::size_t count, std::u
     r.frequency = round_to(frequency, 2);
     double p_total = 0, q_total = 0, s_total = 0;
     for (std::size_t ph = 0; ph < n_phases; ++ph) {
-      voltage[ph] = std::clamp(voltage[ph] + 0.3 * noise(rng) - 0.02 * (voltage[ph] - 230.0), 216.0, 248.0);
+      voltage[ph] =
+          std::clamp(voltage[ph] + 0.3 * noise(rng) - 0.02 * (voltage[ph] - 230.0), 216.0, 248.0);
       if (kettle_left[ph] <= 0 && unit(rng) < 0.02) kettle_left[ph] = 120 + 60 * unit(rng);
-      double p = daily_curve(r.timestamp_s) / static_cast<double>(n_phases) * (0.8 + 0.1 * static_cast<double>(ph)) +
+      double p = daily_curve(r.timestamp_s) / static_cast<double>(n_phases) *
+                     (0.8 + 0.1 * static_cast<double>(ph)) +
                  40.0 * noise(rng);
       if (kettle_left[ph] > 0) {
         p += 2000.0;
         kettle_left[ph] -= kIntervalS;
       }
       p = std::max(p, 15.0);
-      const double pf = std::clamp(0.80 + 0.18 * std::min(1.0, p / 1500.0) + 0.01 * noise(rng), 0.5, 0.999);
+      const double pf =
+          std::clamp(0.80 + 0.18 * std::min(1.0, p / 1500.0) + 0.01 * noise(rng), 0.5, 0.999);
       const double v = round_to(voltage[ph], 1);
       const double current = p / (v * pf);
       r.voltage[ph] = v;
@@ -128,10 +131,14 @@ std::string reading_json(const MeterReading& r) {
   } else {
     out += "\"meter_id\": \"SDM630-000042\", \"timestamp\": \"" + iso_time(r.timestamp_s) + "\"";
     static constexpr std::string_view kL[3] = {"l1", "l2", "l3"};
-    for (std::size_t ph = 0; ph < 3; ++ph) append_field(out, "voltage_" + std::string(kL[ph]), r.voltage[ph]);
-    for (std::size_t ph = 0; ph < 3; ++ph) append_field(out, "current_" + std::string(kL[ph]), r.current[ph]);
-    for (std::size_t ph = 0; ph < 3; ++ph) append_field(out, "power_" + std::string(kL[ph]), r.active_power[ph]);
-    for (std::size_t ph = 0; ph < 3; ++ph) append_field(out, "pf_" + std::string(kL[ph]), r.power_factor[ph]);
+    for (std::size_t ph = 0; ph < 3; ++ph)
+      append_field(out, "voltage_" + std::string(kL[ph]), r.voltage[ph]);
+    for (std::size_t ph = 0; ph < 3; ++ph)
+      append_field(out, "current_" + std::string(kL[ph]), r.current[ph]);
+    for (std::size_t ph = 0; ph < 3; ++ph)
+      append_field(out, "power_" + std::string(kL[ph]), r.active_power[ph]);
+    for (std::size_t ph = 0; ph < 3; ++ph)
+      append_field(out, "pf_" + std::string(kL[ph]), r.power_factor[ph]);
     append_field(out, "total_power", r.total_active_power);
     append_field(out, "total_reactive_power", r.total_reactive_power);
     append_field(out, "total_apparent_power", r.total_apparent_power);
@@ -149,8 +156,10 @@ srup::Reading reading_channels(const MeterReading& r) {
   out.timestamp_ms = r.timestamp_s * 1000;
   const std::size_t n = r.phases == Phases::one ? 1 : 3;
   auto add = [&](std::uint16_t ch, srup::Value v) { out.channels.push_back({ch, std::move(v)}); };
-  for (std::size_t ph = 0; ph < n; ++ph) add(static_cast<std::uint16_t>(0x0101 + ph), static_cast<float>(r.voltage[ph]));
-  for (std::size_t ph = 0; ph < n; ++ph) add(static_cast<std::uint16_t>(0x0111 + ph), static_cast<float>(r.current[ph]));
+  for (std::size_t ph = 0; ph < n; ++ph)
+    add(static_cast<std::uint16_t>(0x0101 + ph), static_cast<float>(r.voltage[ph]));
+  for (std::size_t ph = 0; ph < n; ++ph)
+    add(static_cast<std::uint16_t>(0x0111 + ph), static_cast<float>(r.current[ph]));
   for (std::size_t ph = 0; ph < n; ++ph) {
     add(static_cast<std::uint16_t>(0x0121 + ph), static_cast<float>(r.active_power[ph]));
   }
@@ -170,7 +179,8 @@ srup::Reading reading_channels(const MeterReading& r) {
 // ---- base64 (RFC 4648 section 4) -------------------------------------------------------------
 
 namespace {
-constexpr std::string_view kB64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr std::string_view kB64 =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 int b64_value(char c) {
   const auto at = kB64.find(c);

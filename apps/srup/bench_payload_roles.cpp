@@ -40,7 +40,8 @@ void write_all(int fd, ByteView data) {
   while (!data.empty()) {
     const ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error(std::string("bench-payload: write: ") + std::strerror(errno));
+    if (n <= 0)
+      throw std::runtime_error(std::string("bench-payload: write: ") + std::strerror(errno));
     data = data.subspan(static_cast<std::size_t>(n));
   }
 }
@@ -50,7 +51,8 @@ void read_exact(int fd, crypto::MutableByteView out) {
     const ssize_t n = ::read(fd, out.data(), out.size());
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) throw std::runtime_error("bench-payload: the peer process closed the connection");
-    if (n < 0) throw std::runtime_error(std::string("bench-payload: read: ") + std::strerror(errno));
+    if (n < 0)
+      throw std::runtime_error(std::string("bench-payload: read: ") + std::strerror(errno));
     out = out.subspan(static_cast<std::size_t>(n));
   }
 }
@@ -58,7 +60,8 @@ void read_exact(int fd, crypto::MutableByteView out) {
 void send_frame(int fd, ByteView data) {
   if (data.size() > kMaxFrame) throw std::length_error("bench-payload: frame too long");
   const auto n = static_cast<std::uint32_t>(data.size());
-  const std::uint8_t head[4] = {static_cast<std::uint8_t>(n >> 24), static_cast<std::uint8_t>(n >> 16),
+  const std::uint8_t head[4] = {static_cast<std::uint8_t>(n >> 24),
+                                static_cast<std::uint8_t>(n >> 16),
                                 static_cast<std::uint8_t>(n >> 8), static_cast<std::uint8_t>(n)};
   write_all(fd, head);
   write_all(fd, data);
@@ -70,7 +73,8 @@ Container recv_frame(int fd) {
   read_exact(fd, head);
   const std::uint32_t n = (std::uint32_t{head[0]} << 24) | (std::uint32_t{head[1]} << 16) |
                           (std::uint32_t{head[2]} << 8) | head[3];
-  if (n > kMaxFrame) throw std::length_error("bench-payload: frame of " + std::to_string(n) + " bytes");
+  if (n > kMaxFrame)
+    throw std::length_error("bench-payload: frame of " + std::to_string(n) + " bytes");
   Container out(n);
   read_exact(fd, out);
   return out;
@@ -89,7 +93,9 @@ long max_rss_kb() {
   return ru.ru_maxrss;
 }
 
-double us_since(RoleClock::time_point t0) { return std::chrono::duration<double, std::micro>(RoleClock::now() - t0).count(); }
+double us_since(RoleClock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(RoleClock::now() - t0).count();
+}
 
 // ---- the two roles --------------------------------------------------------------------------
 
@@ -123,8 +129,11 @@ void run_publisher(const SchemeInfo& s, int messages) {
       std::uint8_t verdict = 0;
       read_exact(kPeerFd, {&verdict, 1});
     }
-    out["kinds"].push_back({{"phases", static_cast<int>(kind)}, {"cpu_us", cpu_us_now() - cpu0}, {"us", us},
-                            {"bytes", bytes}, {"plain_bytes", plain_bytes}});
+    out["kinds"].push_back({{"phases", static_cast<int>(kind)},
+                            {"cpu_us", cpu_us_now() - cpu0},
+                            {"us", us},
+                            {"bytes", bytes},
+                            {"plain_bytes", plain_bytes}});
   }
   out["max_rss_kb"] = max_rss_kb();
   std::cout << out.dump() << "\n";
@@ -162,8 +171,11 @@ void run_subscriber(const SchemeInfo& s, int messages) {
       const std::uint8_t verdict = good ? 1 : 0;
       write_all(kPeerFd, {&verdict, 1});
     }
-    out["kinds"].push_back({{"phases", static_cast<int>(kind)}, {"cpu_us", cpu_us_now() - cpu0}, {"us", us},
-                            {"decrypted_ok", ok}, {"first_error", first_error}});
+    out["kinds"].push_back({{"phases", static_cast<int>(kind)},
+                            {"cpu_us", cpu_us_now() - cpu0},
+                            {"us", us},
+                            {"decrypted_ok", ok},
+                            {"first_error", first_error}});
   }
   out["max_rss_kb"] = max_rss_kb();
   std::cout << out.dump() << "\n";
@@ -192,34 +204,38 @@ struct Fd {
 
 std::pair<Fd, Fd> make_pipe() {
   int p[2];
-  if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("bench-payload: pipe: ") + std::strerror(errno));
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("bench-payload: pipe: ") + std::strerror(errno));
   return {Fd(p[0]), Fd(p[1])};
 }
 
 std::string self_exe() {
   char buf[4096];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("bench-payload: cannot find its own program (/proc/self/exe)");
+  if (n <= 0)
+    throw std::runtime_error("bench-payload: cannot find its own program (/proc/self/exe)");
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
 // Starts this program in `role` with the socket on fd 3, stdout to `out`, stdin from `in`.
-pid_t spawn_role(const std::string& exe, const std::string& role, const SchemeInfo& s, int messages, int sock,
-                 int out, int in) {
+pid_t spawn_role(const std::string& exe, const std::string& role, const SchemeInfo& s, int messages,
+                 int sock, int out, int in) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, sock, kPeerFd);
   posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
   if (in >= 0) posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-  std::vector<std::string> args = {exe, "bench-payload", "--role", role, "--scheme", std::string(s.name),
-                                   "--messages", std::to_string(messages)};
+  std::vector<std::string> args = {
+      exe,        "bench-payload",     "--role",     role,
+      "--scheme", std::string(s.name), "--messages", std::to_string(messages)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("bench-payload: cannot start " + role + ": " + std::strerror(rc));
+  if (rc != 0)
+    throw std::runtime_error("bench-payload: cannot start " + role + ": " + std::strerror(rc));
   return pid;
 }
 
@@ -240,8 +256,8 @@ void wait_ok(pid_t pid, const std::string& what) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("bench-payload: the " + what + " failed (status " + std::to_string(status) +
-                             "; its error is above)");
+    throw std::runtime_error("bench-payload: the " + what + " failed (status " +
+                             std::to_string(status) + "; its error is above)");
   }
 }
 
@@ -260,7 +276,8 @@ PairReports run_pair(const SchemeInfo& s, int messages, const RsaKeys* rsa) {
   auto [sub_out_r, sub_out_w] = make_pipe();
   auto [sub_in_r, sub_in_w] = make_pipe();
   const std::string exe = self_exe();
-  const pid_t sub = spawn_role(exe, "subscriber", s, messages, sub_sock.fd, sub_out_w.fd, sub_in_r.fd);
+  const pid_t sub =
+      spawn_role(exe, "subscriber", s, messages, sub_sock.fd, sub_out_w.fd, sub_in_r.fd);
   const pid_t pub = spawn_role(exe, "publisher", s, messages, pub_sock.fd, pub_out_w.fd, -1);
   pub_sock.reset();
   sub_sock.reset();

@@ -59,9 +59,13 @@ constexpr SchemeInfo kSchemes[] = {
     {"ML-KEM-1024", Family::kem_aead, "ML-KEM-1024", 5, true, false},
 };
 
-const crypto::Kem& kem_of(const SchemeInfo& s) { return crypto::any_kem_by_name(s.primitive); }
+const crypto::Kem& kem_of(const SchemeInfo& s) {
+  return crypto::any_kem_by_name(s.primitive);
+}
 
-crypto::Nonce zero_nonce() { return crypto::make_nonce(crypto::NoncePrefix{0, 0, 0, 0}, 0); }
+crypto::Nonce zero_nonce() {
+  return crypto::make_nonce(crypto::NoncePrefix{0, 0, 0, 0}, 0);
+}
 
 SecretBytes aead_key(ByteView shared_secret) {
   return crypto::hkdf_sha256(shared_secret, {}, crypto::as_bytes(kKdfInfo), crypto::kAes256KeySize);
@@ -77,7 +81,8 @@ Bytes seal_after(ByteView head, ByteView secret, ByteView plaintext) {
 }
 
 SecretBytes open_after(ByteView head, ByteView secret, ByteView sealed) {
-  if (sealed.size() < crypto::kAesGcmTagSize) throw std::invalid_argument("bench-payload: short ciphertext");
+  if (sealed.size() < crypto::kAesGcmTagSize)
+    throw std::invalid_argument("bench-payload: short ciphertext");
   crypto::Aes256Gcm aead(aead_key(secret));
   SecretBytes out(sealed.size() - crypto::kAesGcmTagSize);
   aead.open_into(zero_nonce(), head, sealed, out);
@@ -89,8 +94,10 @@ SecretBytes open_after(ByteView head, ByteView secret, ByteView sealed) {
 class RsaSubscriber final : public Subscriber {
  public:
   RsaSubscriber(const SchemeInfo& s, const RsaKeys& keys)
-      : oaep_(crypto::rsa_oaep_by_name(s.primitive)), chunked_(s.family == Family::rsa_chunked),
-        public_(keys.public_key), secret_(oaep_.prepare_secret_key(keys.secret_key)) {}
+      : oaep_(crypto::rsa_oaep_by_name(s.primitive)),
+        chunked_(s.family == Family::rsa_chunked),
+        public_(keys.public_key),
+        secret_(oaep_.prepare_secret_key(keys.secret_key)) {}
   Bytes public_part() const override { return public_; }
   SecretBytes decrypt(ByteView wire) override {
     if (!chunked_) {
@@ -123,7 +130,8 @@ class RsaSubscriber final : public Subscriber {
 class RsaPublisher final : public Publisher {
  public:
   RsaPublisher(const SchemeInfo& s, ByteView pk)
-      : oaep_(crypto::rsa_oaep_by_name(s.primitive)), chunked_(s.family == Family::rsa_chunked),
+      : oaep_(crypto::rsa_oaep_by_name(s.primitive)),
+        chunked_(s.family == Family::rsa_chunked),
         public_(oaep_.prepare_public_key(pk)) {}
   Bytes encrypt(ByteView plaintext) override {
     if (!chunked_) {
@@ -171,7 +179,8 @@ class KemSubscriber final : public Subscriber {
 
 class KemPublisher final : public Publisher {
  public:
-  KemPublisher(const crypto::Kem& kem, ByteView pk) : kem_(kem), public_(kem.prepare_public_key(pk)) {}
+  KemPublisher(const crypto::Kem& kem, ByteView pk)
+      : kem_(kem), public_(kem.prepare_public_key(pk)) {}
   Bytes encrypt(ByteView plaintext) override {
     SecretBytes seed(kem_.encaps_seed_size());
     crypto::random_bytes(seed);
@@ -212,8 +221,8 @@ SrupPeers make_srup_peers() {
   return p;
 }
 
-srup::Header srup_header(srup::MessageType type, srup::Mode mode, const srup::Identity& from, std::uint64_t to,
-                         std::uint64_t seq) {
+srup::Header srup_header(srup::MessageType type, srup::Mode mode, const srup::Identity& from,
+                         std::uint64_t to, std::uint64_t seq) {
   srup::Header h;
   h.type = type;
   h.mode = mode;
@@ -249,7 +258,8 @@ std::vector<std::pair<srup::MessageType, ByteView>> unframe_envelopes(ByteView w
     }
     const std::uint32_t n = (std::uint32_t{wire[1]} << 24) | (std::uint32_t{wire[2]} << 16) |
                             (std::uint32_t{wire[3]} << 8) | wire[4];
-    if (n > wire.size() - kEnvelopeFraming) throw std::invalid_argument("bench-payload: bad envelope frame");
+    if (n > wire.size() - kEnvelopeFraming)
+      throw std::invalid_argument("bench-payload: bad envelope frame");
     out.emplace_back(static_cast<srup::MessageType>(wire[0]), wire.subspan(kEnvelopeFraming, n));
     wire = wire.subspan(kEnvelopeFraming + n);
   }
@@ -259,20 +269,24 @@ std::vector<std::pair<srup::MessageType, ByteView>> unframe_envelopes(ByteView w
 class SrupSubscriber final : public Subscriber {
  public:
   explicit SrupSubscriber(bool telemetry)
-      : peers_(make_srup_peers()), telemetry_(telemetry), reader_(kMonitorId, [this](std::uint64_t id) {
+      : peers_(make_srup_peers()),
+        telemetry_(telemetry),
+        reader_(kMonitorId, [this](std::uint64_t id) {
           return id == kMeterId ? &peers_.meter_keys : nullptr;
         }) {}
   Bytes public_part() const override { return {}; }  // enrolled beforehand (fixed seeds)
   void accept_setup(ByteView setup) override {
     for (const auto& [type, wire] : unframe_envelopes(setup)) {
-      if (type != srup::MessageType::telemetry_key) throw std::invalid_argument("bench-payload: expected a key");
+      if (type != srup::MessageType::telemetry_key)
+        throw std::invalid_argument("bench-payload: expected a key");
       reader_.add_key(open_envelope(wire), common::unix_time_ms());
     }
   }
   SecretBytes decrypt(ByteView wire) override {
     if (!telemetry_) {  // mode 1: steps 1-9, then the Data body
       const srup::Opened opened = open_envelope(wire);
-      const srup::Body body = srup::decode_body(srup::MessageType::data, opened.header.suite, opened.body);
+      const srup::Body body =
+          srup::decode_body(srup::MessageType::data, opened.header.suite, opened.body);
       const auto& text = std::get<std::string>(std::get<srup::Data>(body).value);
       return SecretBytes(text.begin(), text.end());
     }
@@ -282,7 +296,8 @@ class SrupSubscriber final : public Subscriber {
       if (type == srup::MessageType::telemetry) {
         reading = reader_.open(envelope, kReadingTopic, now).opened.body;
       } else if (type == srup::MessageType::checkpoint) {
-        if (reader_.checkpoint(envelope, kReadingTopic, now).verdict != srup::CheckpointReport::Verdict::confirmed) {
+        if (reader_.checkpoint(envelope, kReadingTopic, now).verdict !=
+            srup::CheckpointReport::Verdict::confirmed) {
           throw std::runtime_error("bench-payload: a Checkpoint did not confirm its readings");
         }
       } else {
@@ -294,8 +309,9 @@ class SrupSubscriber final : public Subscriber {
 
  private:
   srup::Opened open_envelope(ByteView wire) const {
-    return srup::open_protected(wire, kReadingTopic, common::unix_time_ms(), peers_.monitor,
-                                [this](std::uint64_t id) { return id == kMeterId ? &peers_.meter_keys : nullptr; });
+    return srup::open_protected(
+        wire, kReadingTopic, common::unix_time_ms(), peers_.monitor,
+        [this](std::uint64_t id) { return id == kMeterId ? &peers_.meter_keys : nullptr; });
   }
 
   SrupPeers peers_;
@@ -306,7 +322,8 @@ class SrupSubscriber final : public Subscriber {
 class SrupPublisher final : public Publisher {
  public:
   explicit SrupPublisher(bool telemetry)
-      : peers_(make_srup_peers()), telemetry_(telemetry),
+      : peers_(make_srup_peers()),
+        telemetry_(telemetry),
         sender_(peers_.meter, 1, [this](srup::MessageType type, std::uint64_t to) {
           return srup_header(type, srup::Mode::sealed, peers_.meter, to, ++sequence_);
         }) {}
@@ -318,11 +335,12 @@ class SrupPublisher final : public Publisher {
   }
   Bytes encrypt(ByteView plaintext) override {
     if (!telemetry_) {  // mode 1: the JSON text as a Data value, signed and sealed to the monitor
-      const std::string_view text(reinterpret_cast<const char*>(plaintext.data()), plaintext.size());
+      const std::string_view text(reinterpret_cast<const char*>(plaintext.data()),
+                                  plaintext.size());
       const Bytes body = srup::encode_body(srup::MessageType::data, peers_.meter.suite,
                                            srup::Data{"reading", srup::string_value(text)});
-      return srup::protect(srup_header(srup::MessageType::data, srup::Mode::sealed, peers_.meter, kMonitorId,
-                                       ++sequence_),
+      return srup::protect(srup_header(srup::MessageType::data, srup::Mode::sealed, peers_.meter,
+                                       kMonitorId, ++sequence_),
                            body, peers_.meter, &peers_.monitor_keys);
     }
     const auto out = sender_.seal(plaintext, common::unix_time_ms());
@@ -341,7 +359,9 @@ class SrupPublisher final : public Publisher {
 
 }  // namespace
 
-std::span<const SchemeInfo> all_schemes() noexcept { return kSchemes; }
+std::span<const SchemeInfo> all_schemes() noexcept {
+  return kSchemes;
+}
 
 const SchemeInfo& scheme_by_name(std::string_view name) {
   for (const SchemeInfo& s : kSchemes) {
@@ -354,7 +374,8 @@ const SchemeInfo& scheme_by_name(std::string_view name) {
 
 Bytes plaintext_of(const SchemeInfo& s, const MeterReading& r) {
   if (s.family == Family::srup_telemetry) {
-    return srup::encode_body(srup::MessageType::telemetry, srup::kDefaultSuite, reading_channels(r));
+    return srup::encode_body(srup::MessageType::telemetry, srup::kDefaultSuite,
+                             reading_channels(r));
   }
   const std::string text = reading_json(r);
   return Bytes(text.begin(), text.end());

@@ -84,8 +84,12 @@ RsaOaepKey::RsaOaepKey(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(im
 RsaOaepKey::~RsaOaepKey() = default;
 RsaOaepKey::RsaOaepKey(RsaOaepKey&&) noexcept = default;
 RsaOaepKey& RsaOaepKey::operator=(RsaOaepKey&&) noexcept = default;
-RsaModulus RsaOaepKey::modulus() const noexcept { return impl_->modulus; }
-bool RsaOaepKey::secret() const noexcept { return impl_->secret; }
+RsaModulus RsaOaepKey::modulus() const noexcept {
+  return impl_->modulus;
+}
+bool RsaOaepKey::secret() const noexcept {
+  return impl_->secret;
+}
 
 RsaOaepKey RsaOaep::prepare_public_key(ByteView public_key) const {
   return RsaOaepKey(std::make_unique<RsaOaepKey::Impl>(
@@ -103,7 +107,8 @@ Bytes RsaOaep::encrypt(ByteView public_key, ByteView plaintext, ByteView label) 
 
 Bytes RsaOaep::encrypt(const RsaOaepKey& public_key, ByteView plaintext, ByteView label) const {
   if (!public_key.impl_ || public_key.impl_->modulus != modulus_) {
-    throw Error(ErrorCode::invalid_argument, std::string(name()) + ": a key prepared for another modulus");
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name()) + ": a key prepared for another modulus");
   }
   const rsa::Pkey& key = public_key.impl_->key;
   // Step 1b: "message too long".

@@ -18,7 +18,8 @@ using pqot::test::run_process;
 const std::string kRsaKeys = std::string(PQOT_TEST_DATA_DIR) + "/rsa";
 
 TEST(SrupBenchPayload, SmokeEverySchemeDecryptsEveryReading) {
-  const auto r = run_process(SRUP_BIN, {"bench-payload", "--smoke", "--json", "--rsa-keys", kRsaKeys});
+  const auto r =
+      run_process(SRUP_BIN, {"bench-payload", "--smoke", "--json", "--rsa-keys", kRsaKeys});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto j = nlohmann::json::parse(r.out);
   SCOPED_TRACE(j.dump());
@@ -39,7 +40,8 @@ TEST(SrupBenchPayload, SmokeEverySchemeDecryptsEveryReading) {
     EXPECT_GT(row["plaintext_bytes"]["median"].get<double>(), 0);
     // Every scheme adds something (a KEM ciphertext, RSA blocks, a header and tag), except
     // SRUP-PQ telemetry, whose native encoding is smaller than the JSON: compared to its own.
-    EXPECT_GT(row["wire_bytes"]["median"].get<double>(), row["plaintext_bytes"]["median"].get<double>());
+    EXPECT_GT(row["wire_bytes"]["median"].get<double>(),
+              row["plaintext_bytes"]["median"].get<double>());
     for (const char* t : {"encrypt_us", "decrypt_us"}) {
       EXPECT_GT(row[t]["median"].get<double>(), 0) << t;
       EXPECT_GE(row[t]["p99"].get<double>(), row[t]["median"].get<double>()) << t;
@@ -50,9 +52,10 @@ TEST(SrupBenchPayload, SmokeEverySchemeDecryptsEveryReading) {
     }
   }
   EXPECT_EQ(j["rows"].size(), 2 * schemes.size());
-  for (const char* s : {"RSA-2048-chunked", "RSA-3072-hybrid", "RSA-7680-chunked", "LightSaber", "NTRU-HPS-2048-509",
-                        "Saber", "NTRU-HRSS-701", "FireSaber", "NTRU-HPS-4096-821", "ML-KEM-512", "ML-KEM-768",
-                        "ML-KEM-1024", "X-Wing", "SRUP-PQ-sealed", "SRUP-PQ-telemetry"}) {
+  for (const char* s : {"RSA-2048-chunked", "RSA-3072-hybrid", "RSA-7680-chunked", "LightSaber",
+                        "NTRU-HPS-2048-509", "Saber", "NTRU-HRSS-701", "FireSaber",
+                        "NTRU-HPS-4096-821", "ML-KEM-512", "ML-KEM-768", "ML-KEM-1024", "X-Wing",
+                        "SRUP-PQ-sealed", "SRUP-PQ-telemetry"}) {
     EXPECT_EQ(schemes.count(s), 1u) << s;
   }
   EXPECT_EQ(levels, (std::set<int>{0, 1, 3, 5}));
@@ -60,8 +63,8 @@ TEST(SrupBenchPayload, SmokeEverySchemeDecryptsEveryReading) {
 }
 
 TEST(SrupBenchPayload, ChosenSchemesOnly) {
-  const auto r = run_process(SRUP_BIN, {"bench-payload", "--smoke", "--json", "--schemes", "ML-KEM-768,RSA-2048-hybrid",
-                                        "--rsa-keys", kRsaKeys});
+  const auto r = run_process(SRUP_BIN, {"bench-payload", "--smoke", "--json", "--schemes",
+                                        "ML-KEM-768,RSA-2048-hybrid", "--rsa-keys", kRsaKeys});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["rows"].size(), 4u);
@@ -70,11 +73,13 @@ TEST(SrupBenchPayload, ChosenSchemesOnly) {
 }
 
 TEST(SrupBenchPayload, UsageErrorsNameTheOption) {
-  pqot::test::expect_usage_error(run_process(SRUP_BIN, {"bench-payload", "--schemes", "RSA-1024-chunked"}), "--schemes",
-                                 "srup");
-  pqot::test::expect_usage_error(run_process(SRUP_BIN, {"bench-payload", "--messages", "0"}), "--messages", "srup");
-  pqot::test::expect_usage_error(run_process(SRUP_BIN, {"bench-payload", "--rsa-keys", "/nonexistent"}), "--rsa-keys",
-                                 "srup");
+  pqot::test::expect_usage_error(
+      run_process(SRUP_BIN, {"bench-payload", "--schemes", "RSA-1024-chunked"}), "--schemes",
+      "srup");
+  pqot::test::expect_usage_error(run_process(SRUP_BIN, {"bench-payload", "--messages", "0"}),
+                                 "--messages", "srup");
+  pqot::test::expect_usage_error(
+      run_process(SRUP_BIN, {"bench-payload", "--rsa-keys", "/nonexistent"}), "--rsa-keys", "srup");
 }
 
 }  // namespace
