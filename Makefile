@@ -4,7 +4,7 @@ CMAKE_GEN ?= -G Ninja
 # Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
 FUZZ_SECONDS ?= 6
 
-.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-trip demo-simulated bench-gateway bench-trip bench-srup test test-release test-release-extras test-asan test-fuzz bench fuzz \
+.PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-trip demo-simulated bench-gateway bench-trip bench-srup bench-crypto-payload test test-release test-release-extras test-asan test-fuzz bench fuzz \
         format tidy clean
 
 all: build
@@ -124,6 +124,16 @@ bench-srup: deps
 	@cmake --build build -j$(JOBS) --target srup linkem
 	node bench/srup.mjs
 	node bench/srup-report.mjs
+
+# The energy-monitoring paper's payload-encryption table (issue 16; docs/benchmarks.md, "Payload
+# encryption"): `srup bench-payload` in the Release build, results in bench/results/payload-*.json,
+# rendered between docs/benchmarks.md's payload markers with plots in docs/img/.
+PAYLOAD_MESSAGES ?= 500
+bench-crypto-payload: deps
+	@cmake -S . -B build $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPQOT_RELEASE_TESTS=$(RELEASE_TESTS) \
+	    -DCMAKE_UNITY_BUILD=ON >/dev/null
+	@cmake --build build -j$(JOBS) --target srup
+	node bench/payload-report.mjs --run build/bin/srup --messages $(PAYLOAD_MESSAGES)
 
 # Longer fuzzing: make fuzz FUZZ_SECONDS=600
 fuzz: build-fuzz

@@ -61,6 +61,7 @@ void add_legacy_verify_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_bench_mqtt_command(CLI::App& app);
 void add_bench_telemetry_command(CLI::App& app);
+void add_bench_payload_command(CLI::App& app);
 void add_c2_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
 void add_broker_config_command(CLI::App& app);

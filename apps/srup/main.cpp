@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add_bench_command(app);
   add_bench_mqtt_command(app);
   add_bench_telemetry_command(app);
+  add_bench_payload_command(app);
   add_c2_command(app);
   add_monitor_command(app);
   add_broker_config_command(app);

@@ -74,8 +74,43 @@ void RsaOaep::check_public_key(ByteView public_key) const {
   (void)rsa::import_public_key(public_key, modulus_, name());
 }
 
+struct RsaOaepKey::Impl {
+  rsa::Pkey key;
+  RsaModulus modulus;
+  bool secret;
+};
+
+RsaOaepKey::RsaOaepKey(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+RsaOaepKey::~RsaOaepKey() = default;
+RsaOaepKey::RsaOaepKey(RsaOaepKey&&) noexcept = default;
+RsaOaepKey& RsaOaepKey::operator=(RsaOaepKey&&) noexcept = default;
+RsaModulus RsaOaepKey::modulus() const noexcept {
+  return impl_->modulus;
+}
+bool RsaOaepKey::secret() const noexcept {
+  return impl_->secret;
+}
+
+RsaOaepKey RsaOaep::prepare_public_key(ByteView public_key) const {
+  return RsaOaepKey(std::make_unique<RsaOaepKey::Impl>(
+      RsaOaepKey::Impl{rsa::import_public_key(public_key, modulus_, name()), modulus_, false}));
+}
+
+RsaOaepKey RsaOaep::prepare_secret_key(ByteView secret_key) const {
+  return RsaOaepKey(std::make_unique<RsaOaepKey::Impl>(
+      RsaOaepKey::Impl{rsa::import_secret_key(secret_key, modulus_, name()), modulus_, true}));
+}
+
 Bytes RsaOaep::encrypt(ByteView public_key, ByteView plaintext, ByteView label) const {
-  const rsa::Pkey key = rsa::import_public_key(public_key, modulus_, name());
+  return encrypt(prepare_public_key(public_key), plaintext, label);
+}
+
+Bytes RsaOaep::encrypt(const RsaOaepKey& public_key, ByteView plaintext, ByteView label) const {
+  if (!public_key.impl_ || public_key.impl_->modulus != modulus_) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name()) + ": a key prepared for another modulus");
+  }
+  const rsa::Pkey& key = public_key.impl_->key;
   // Step 1b: "message too long".
   if (plaintext.size() > max_plaintext_size()) {
     throw Error(ErrorCode::invalid_length, std::string(name()) + ": plaintext must be at most " +
@@ -96,7 +131,16 @@ Bytes RsaOaep::encrypt(ByteView public_key, ByteView plaintext, ByteView label) 
 
 std::optional<SecretBytes> RsaOaep::decrypt(ByteView secret_key, ByteView ciphertext,
                                             ByteView label) const {
-  const rsa::Pkey key = rsa::import_secret_key(secret_key, modulus_, name());
+  return decrypt(prepare_secret_key(secret_key), ciphertext, label);
+}
+
+std::optional<SecretBytes> RsaOaep::decrypt(const RsaOaepKey& secret_key, ByteView ciphertext,
+                                            ByteView label) const {
+  if (!secret_key.impl_ || secret_key.impl_->modulus != modulus_ || !secret_key.impl_->secret) {
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name()) + ": decryption needs a secret key prepared for this modulus");
+  }
+  const rsa::Pkey& key = secret_key.impl_->key;
   // Section 7.1.2 step 1b: a ciphertext of another length is a decryption error.
   if (ciphertext.size() != ciphertext_size()) return std::nullopt;
   const rsa::PkeyCtx ctx = context_for(key);

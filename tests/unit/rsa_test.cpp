@@ -366,6 +366,48 @@ TEST(RsaOaep, KeysOfOtherSizesAndMalformedKeysRefused) {
             ErrorCode::unknown_algorithm);
 }
 
+// Prepared keys (imported once): the same results as the byte-key calls, and a key of another
+// modulus or kind refused.
+TEST(RsaOaep, PreparedKeysRoundTripAndInteroperateWithByteKeys) {
+  const RsaOaep& oaep = rsa_oaep_by_name("RSA-2048-OAEP");
+  const RsaKeyPair& kp = key2048();
+  const RsaOaepKey pub = oaep.prepare_public_key(kp.public_key);
+  const RsaOaepKey sec = oaep.prepare_secret_key(kp.secret_key);
+  EXPECT_FALSE(pub.secret());
+  EXPECT_TRUE(sec.secret());
+  EXPECT_EQ(pub.modulus(), RsaModulus::rsa_2048);
+  const Bytes msg = {'m', 'e', 't', 'e', 'r'};
+  const Bytes label = {'l'};
+  for (const Bytes& ct : {oaep.encrypt(pub, msg, label), oaep.encrypt(sec, msg, label)}) {
+    const auto by_bytes = oaep.decrypt(kp.secret_key, ct, label);
+    const auto prepared = oaep.decrypt(sec, ct, label);
+    ASSERT_TRUE(by_bytes.has_value());
+    ASSERT_TRUE(prepared.has_value());
+    EXPECT_EQ(Bytes(prepared->begin(), prepared->end()), msg);
+    EXPECT_FALSE(oaep.decrypt(sec, ct).has_value()) << "label not bound";
+  }
+  const auto back = oaep.decrypt(sec, oaep.encrypt(kp.public_key, msg));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(Bytes(back->begin(), back->end()), msg);
+  EXPECT_FALSE(oaep.decrypt(sec, Bytes(oaep.ciphertext_size() - 1)).has_value());
+  EXPECT_EQ(error_of([&] { (void)oaep.encrypt(pub, Bytes(oaep.max_plaintext_size() + 1)); }),
+            ErrorCode::invalid_length);
+}
+
+TEST(RsaOaep, PreparedKeysOfAnotherModulusOrKindRefused) {
+  const RsaOaep& oaep2048 = rsa_oaep_by_name("RSA-2048-OAEP");
+  const RsaOaep& oaep3072 = rsa_oaep_by_name("RSA-3072-OAEP");
+  const RsaOaepKey pub = oaep2048.prepare_public_key(key2048().public_key);
+  const RsaOaepKey sec = oaep2048.prepare_secret_key(key2048().secret_key);
+  const Bytes ct = oaep2048.encrypt(pub, Bytes{'x'});
+  EXPECT_EQ(error_of([&] { (void)oaep2048.decrypt(pub, ct); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)oaep3072.encrypt(pub, Bytes{'x'}); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)oaep3072.decrypt(sec, ct); }), ErrorCode::invalid_argument);
+  EXPECT_EQ(error_of([&] { (void)oaep2048.prepare_public_key(key3072().public_key); }), ErrorCode::invalid_key);
+  EXPECT_EQ(error_of([&] { (void)oaep2048.prepare_secret_key(key2048().public_key); }), ErrorCode::invalid_key);
+  EXPECT_EQ(error_of([&] { (void)oaep2048.prepare_public_key(Bytes{0x30, 0x00}); }), ErrorCode::invalid_key);
+}
+
 // ---- the larger moduli: one key each, every scheme ----------------------------------------------
 
 void round_trip_all(RsaModulus m, const RsaKeyPair& kp) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -82,6 +83,28 @@ class RsaSignature final : public Signature {
   RsaSignaturePadding padding_;
 };
 
+/// An RSA-OAEP key imported and checked once (the checks of rsa.hpp's header), for many
+/// encrypt() / decrypt() calls: with OpenSSL 3, importing the DER key on every call costs about
+/// a millisecond here, far more than the public-key operation itself (docs/benchmarks.md,
+/// "Payload encryption"). Immutable; threads may share one. A secret one frees its OpenSSL key,
+/// which clears it.
+class RsaOaepKey {
+ public:
+  ~RsaOaepKey();
+  RsaOaepKey(RsaOaepKey&&) noexcept;
+  RsaOaepKey& operator=(RsaOaepKey&&) noexcept;
+  RsaOaepKey(const RsaOaepKey&) = delete;
+  RsaOaepKey& operator=(const RsaOaepKey&) = delete;
+  RsaModulus modulus() const noexcept;
+  bool secret() const noexcept;
+
+ private:
+  friend class RsaOaep;
+  struct Impl;
+  explicit RsaOaepKey(std::unique_ptr<Impl> impl) noexcept;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// RSAES-OAEP (RFC 8017 section 7.1) with SHA-256 and MGF1-SHA-256: "RSA-2048-OAEP",
 /// "RSA-3072-OAEP", "RSA-7680-OAEP". Keys as for RsaSignature. Not a Kem: it encrypts a
 /// payload directly, to be compared with the KEMs for payload encryption.
@@ -107,6 +130,16 @@ class RsaOaep {
   std::optional<SecretBytes> decrypt(ByteView secret_key, ByteView ciphertext,
                                      ByteView label = {}) const;
   void check_public_key(ByteView public_key) const;
+
+  /// The key imported once, with the checks (and errors) of encrypt() / decrypt().
+  RsaOaepKey prepare_public_key(ByteView public_key) const;
+  RsaOaepKey prepare_secret_key(ByteView secret_key) const;
+  /// As encrypt() / decrypt() above, the same ciphertexts and results. encrypt() takes either
+  /// kind of prepared key (a secret key holds the public one), decrypt() a secret one only; a key
+  /// of another modulus, or a public key given to decrypt(), throws Error{invalid_argument}.
+  Bytes encrypt(const RsaOaepKey& public_key, ByteView plaintext, ByteView label = {}) const;
+  std::optional<SecretBytes> decrypt(const RsaOaepKey& secret_key, ByteView ciphertext,
+                                     ByteView label = {}) const;
 
  private:
   RsaModulus modulus_;
