@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_header.hpp"
 #include "cli.hpp"
 #include "pqot/common/clock.hpp"
 #include "pqot/crypto/kem.hpp"
@@ -143,16 +144,7 @@ Pair make_pair_of(srup::Suite suite) {
 
 srup::Header header(srup::MessageType type, srup::Mode mode, const srup::Identity& from,
                     std::uint64_t to, std::uint64_t seq, std::string_view topic) {
-  srup::Header h;
-  h.type = type;
-  h.mode = mode;
-  h.suite = from.suite;
-  h.sender = from.id;
-  h.recipient = to;
-  h.sequence = seq;
-  h.timestamp_ms = common::unix_time_ms();
-  h.lifetime_ms = 300'000;
-  h.topic = srup::topic_tag(topic);
+  srup::Header h = bench_header(type, mode, from, to, seq, topic);
   h.token = token36();
   return h;
 }

@@ -13,6 +13,7 @@
 #include <array>
 #include <stdexcept>
 
+#include "bench_header.hpp"
 #include "bench_payload.hpp"
 #include "cli.hpp"
 #include "pqot/common/clock.hpp"
@@ -221,21 +222,6 @@ SrupPeers make_srup_peers() {
   return p;
 }
 
-srup::Header srup_header(srup::MessageType type, srup::Mode mode, const srup::Identity& from,
-                         std::uint64_t to, std::uint64_t seq) {
-  srup::Header h;
-  h.type = type;
-  h.mode = mode;
-  h.suite = from.suite;
-  h.sender = from.id;
-  h.recipient = to;
-  h.sequence = seq;
-  h.timestamp_ms = common::unix_time_ms();
-  h.lifetime_ms = 300'000;
-  h.topic = srup::topic_tag(kReadingTopic);
-  return h;
-}
-
 // A frame of envelopes: per envelope, its type (1 byte), length (u32 big-endian), bytes.
 constexpr std::size_t kEnvelopeFraming = 5;
 
@@ -325,7 +311,7 @@ class SrupPublisher final : public Publisher {
       : peers_(make_srup_peers()),
         telemetry_(telemetry),
         sender_(peers_.meter, 1, [this](srup::MessageType type, std::uint64_t to) {
-          return srup_header(type, srup::Mode::sealed, peers_.meter, to, ++sequence_);
+          return bench_header(type, srup::Mode::sealed, peers_.meter, to, ++sequence_, kReadingTopic);
         }) {}
   Bytes setup() override {
     if (!telemetry_) return {};
@@ -339,8 +325,8 @@ class SrupPublisher final : public Publisher {
                                   plaintext.size());
       const Bytes body = srup::encode_body(srup::MessageType::data, peers_.meter.suite,
                                            srup::Data{"reading", srup::string_value(text)});
-      return srup::protect(srup_header(srup::MessageType::data, srup::Mode::sealed, peers_.meter,
-                                       kMonitorId, ++sequence_),
+      return srup::protect(bench_header(srup::MessageType::data, srup::Mode::sealed, peers_.meter,
+                                        kMonitorId, ++sequence_, kReadingTopic),
                            body, peers_.meter, &peers_.monitor_keys);
     }
     const auto out = sender_.seal(plaintext, common::unix_time_ms());
