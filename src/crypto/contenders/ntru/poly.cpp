@@ -1,6 +1,7 @@
 // NTRU's ring arithmetic (poly.hpp): products, the reductions between R_q, S_q and S_3, and Lift.
 #include "poly.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "pqot/crypto/secure.hpp"
@@ -26,8 +27,11 @@ void mul_rq(Poly& r, const Poly& a, const Poly& b, std::size_t n) {
   // that lane t of block k reads ext[n + k + t - i] for every i, the same full-width
   // multiply-add at every step. Eight blocks of eight outputs share each broadcast of a[i] and
   // stay in registers. Blocks past n compute values nobody reads.
-  alignas(32) std::uint16_t ext[2 * kPolyLength + kGroupCoefficients] = {};
-  for (std::size_t m = 0; m < sizeof(ext) / sizeof(ext[0]); ++m) ext[m] = b.c[m % n];
+  alignas(32) std::uint16_t ext[2 * kPolyLength + kGroupCoefficients];
+  constexpr std::size_t kExt = sizeof(ext) / sizeof(ext[0]);
+  for (std::size_t m = 0; m < kExt; m += n) {  // b, b, b, ... (no division per coefficient)
+    std::memcpy(ext + m, b.c.data(), std::min(n, kExt - m) * sizeof(std::uint16_t));
+  }
   alignas(32) std::uint16_t out[kPolyLength];
   for (std::size_t k = 0; k < n; k += kGroupCoefficients) {
     Lanes acc[kGroup] = {};
