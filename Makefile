@@ -1,7 +1,8 @@
 # pqot: `make demo` and `make test` do everything on a fresh Debian 12 machine.
 JOBS      ?= $(shell nproc)
 CMAKE_GEN ?= -G Ninja
-# Seconds per fuzz target in `make test` (a smoke run per target; `make fuzz FUZZ_SECONDS=600` for depth).
+# Seconds per fuzz target in `make test` (a short run per target in the sanitizer build; `make fuzz
+# FUZZ_SECONDS=600` for depth in the optimized fuzz build).
 FUZZ_SECONDS ?= 6
 
 .PHONY: all deps build build-asan build-fuzz demo demo-signatures demo-srup demo-srup-envelopes demo-trip demo-simulated bench-gateway bench-trip bench-srup bench-crypto-payload test test-release test-release-extras test-asan test-fuzz bench fuzz \
@@ -28,13 +29,17 @@ build: deps
 SAN_CC  ?= clang-16
 SAN_CXX ?= clang++-16
 
-# AddressSanitizer + UndefinedBehaviorSanitizer build: build-asan/bin/.
+# AddressSanitizer + UndefinedBehaviorSanitizer build: build-asan/bin/, the libFuzzer targets
+# included (PQOT_FUZZ_TARGETS: `make test` runs their short runs here, so CI compiles the libraries
+# with clang once, not twice).
 build-asan: deps
 	@cmake -S . -B build-asan $(CMAKE_GEN) -DCMAKE_C_COMPILER=$(SAN_CC) -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
-	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_SANITIZE=ON -DCMAKE_UNITY_BUILD=ON -DPQOT_BENCH=OFF >/dev/null
+	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_SANITIZE=ON -DCMAKE_UNITY_BUILD=ON -DPQOT_BENCH=OFF \
+	    -DPQOT_FUZZ_TARGETS=ON -DPQOT_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
 	@cmake --build build-asan -j$(JOBS)
 
-# libFuzzer targets (clang): build-fuzz/bin/fuzz_*. A unity build, as the others are (CI time).
+# libFuzzer targets (clang), optimized and fully instrumented, for long runs (`make fuzz`):
+# build-fuzz/bin/fuzz_*. A unity build, as the others are.
 build-fuzz: deps
 	@cmake -S . -B build-fuzz $(CMAKE_GEN) -DCMAKE_C_COMPILER=$(SAN_CC) -DCMAKE_CXX_COMPILER=$(SAN_CXX) \
 	    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPQOT_FUZZ=ON -DPQOT_FUZZ_SECONDS=$(FUZZ_SECONDS) \
@@ -79,16 +84,18 @@ test-release-extras:
 	ctest --test-dir build --output-on-failure -j$(JOBS)
 
 # The sanitizer build runs everything but the valgrind and Node.js interop runs (those check the
-# same code in the Release build) and the benchmark runs (timing-bound; Release build only). The
+# same code in the Release build) and the benchmark runs (timing-bound; Release build only): the
+# unit, CLI and integration suites and a short run of every fuzz target (label fuzz). The
 # hostile-neighbours suite is not built here (it states srmcpd's memory ceiling, which is the
 # Release binary's; and libfaketime cannot be preloaded ahead of the ASan runtime).
 test-asan: build-asan
 	ctest --test-dir build-asan --output-on-failure -j$(JOBS) -LE 'valgrind|interop|bench'
 
+# The fuzz targets' short runs in their own optimized tree (`make test` runs them in build-asan).
 test-fuzz: build-fuzz
 	ctest --test-dir build-fuzz --output-on-failure -j$(JOBS) -L fuzz
 
-test: test-fuzz test-asan test-release-extras
+test: test-asan test-release-extras
 
 # Side-by-side benchmark (docs/benchmarks.md; root needed): make bench [ROUNDS=3] [N=1000]
 # [SCENARIOS=loopback,lan,wan] [PROTOCOLS=all] [MODES=all].

@@ -3,18 +3,19 @@
 // plain MQTT and the original SRUP envelope (issue 16; docs/benchmarks.md, "SRUP-PQ over ten
 // networks"). Root is needed (namespaces, TUN).
 //
-//   sudo node bench/srup.mjs [--profiles 1,2,...] [--rounds 1] [--smoke] [--out bench/results]
+//   sudo node bench/srup.mjs [--profiles 1,2,...] [--rounds auto|N] [--smoke] [--out bench/results]
 //                            [--bin-dir build/bin]
 //
 // Per profile (bench/srup/profiles.json: delay, jitter, rate and loss, each with its source): two
 // namespaces, "plant" (the broker and the C2's client) and "field" (the device's client), joined
 // by bench/linkem with the profile on both directions (up = field to plant). `srup bench-mqtt
 // --device-netns field --broker-address 10.203.0.1` runs in "plant" and measures every contender
-// (plain MQTT on the TLS connection, SRUP-PQ's three suites, the original SRUP) in the same run;
-// its one-way and round-trip figures come from one monotonic clock. linkem's counters give the IP
-// bytes that crossed the link. Slow profiles take fewer commands (the budget is one hour in all).
-// A run fails if a contender is missing or a command was lost. Writes <out>/srup-<timestamp>.json
-// and (not for --smoke) <out>/srup-latest.json. --smoke (make test): ten commands per contender.
+// in the same run (commands: plain MQTT without and with TLS, SRUP-PQ's three suites, the original
+// SRUP; telemetry: plain MQTT without and with TLS, SRUP-PQ's mode 3); its figures come from one
+// monotonic clock. linkem's counters give the IP bytes that crossed the link. Slow profiles take
+// fewer exchanges (the budget is one hour in all).
+// A run fails if a contender is missing or a message was lost. Writes <out>/srup-<timestamp>.json
+// and (not for --smoke) <out>/srup-latest.json. --smoke (make test): ten exchanges per contender.
 
 import fs from "node:fs";
 import os from "node:os";
@@ -31,7 +32,7 @@ const REPO = path.resolve(HERE, "..");
 const { values: args } = parseArgs({
   options: {
     profiles: { type: "string", default: "1,2,3,4,5,6,7,8,9,10" },
-    rounds: { type: "string", default: "1" },
+    rounds: { type: "string", default: "auto" },
     smoke: { type: "boolean", default: false },
     out: { type: "string", default: path.join(HERE, "results") },
     "bin-dir": { type: "string", default: path.join(REPO, "build", "bin") },
@@ -48,7 +49,7 @@ const FIELD_ADDR = "10.203.0.2";
 const profiles = JSON.parse(fs.readFileSync(path.join(HERE, "srup", "profiles.json"), "utf8")).profiles;
 const bin = (name) => path.join(args["bin-dir"], name);
 
-// Commands per contender and round: about ten minutes of the hour for the slowest profiles, more
+// Exchanges (commands or readings) per contender and round: about ten minutes of the hour for the slowest profiles, more
 // where a command takes milliseconds. The smoke run sends a handful.
 function countFor(p) {
   if (args.smoke) return 10;
@@ -59,6 +60,16 @@ function countFor(p) {
   if (slowestKbit <= 200) return 25;
   if (rttMs >= 300) return 40;
   return 100;
+}
+
+// Rounds: three where a round is cheap (LAN and the 4G profiles: every link at 9 Mbit/s or more,
+// round trips up to 170 ms), where the machine's noise is a visible share of the figures; one on
+// the slow profiles, whose figures the emulated link dominates and whose round takes minutes.
+function roundsFor(p) {
+  if (args.smoke) return 1;
+  if (args.rounds !== "auto") return Number(args.rounds);
+  const slowestKbit = Math.min(p.up_kbit || Infinity, p.down_kbit || Infinity);
+  return 2 * p.delay_ms <= 170 && slowestKbit >= 9000 ? 3 : 1;
 }
 
 function linkArgs(p, field, plant) {
@@ -74,8 +85,9 @@ function linkArgs(p, field, plant) {
 
 // Every contender measured, and nothing lost on a link without loss (QoS 1 over TCP: on the
 // lossy ones too, since a command counts as lost only after 10 s without its answer).
-const CONTENDERS = ["MQTT, no envelope", "SRUP-PQ ML-DSA-65 + ML-KEM-768", "SRUP-PQ Ed25519 + X-Wing",
-                    "SRUP-PQ hybrid ML-DSA-65+Ed25519 + X-Wing", "SRUP original, RSA-2048"];
+const CONTENDERS = ["MQTT, no TLS", "MQTT over TLS", "SRUP-PQ ML-DSA-65 + ML-KEM-768", "SRUP-PQ Ed25519 + X-Wing",
+                    "SRUP-PQ hybrid ML-DSA-65+Ed25519 + X-Wing", "SRUP original, RSA-2048",
+                    "telemetry, MQTT, no TLS", "telemetry, MQTT over TLS", "telemetry, SRUP-PQ mode 3"];
 function check(p, result) {
   const names = new Set(result.results.map((r) => r.contender));
   for (const c of CONTENDERS) {
@@ -99,7 +111,7 @@ async function runProfile(p, work) {
     await linkem.waitReady("linkem ready", 10000);
     const count = countFor(p);
     const argv = ["ip", "netns", "exec", plant, bin("srup"), "bench-mqtt", "--json", "--count", String(count),
-                  "--rounds", args.smoke ? "1" : args.rounds, "--warmup", args.smoke ? "2" : "5",
+                  "--rounds", String(roundsFor(p)), "--warmup", args.smoke ? "2" : "5",
                   "--device-netns", field, "--broker-address", PLANT_ADDR];
     // Slow links: the journal on disk only (the fsync's cost is measured on the LAN profile).
     if (p.id !== 1) argv.push("--tmpfs-dir", "");
@@ -113,7 +125,7 @@ async function runProfile(p, work) {
     await linkem.stop();
     const link = JSON.parse(fs.readFileSync(stats, "utf8"));
     check(p, result);
-    return { profile: p, count, seconds: (Date.now() - started) / 1000, result, link };
+    return { profile: p, count, rounds: roundsFor(p), seconds: (Date.now() - started) / 1000, result, link };
   } finally {
     await linkem.stop();
     deleteOwnNamespaces();
@@ -133,7 +145,7 @@ async function main() {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "bench-srup-"));
   const runs = [];
   for (const p of profiles.filter((x) => wanted.includes(x.id))) {
-    process.stderr.write(`profile ${p.id} (${p.name}): ${countFor(p)} commands per contender\n`);
+    process.stderr.write(`profile ${p.id} (${p.name}): ${countFor(p)} exchanges per contender, ${roundsFor(p)} round(s)\n`);
     runs.push(await runProfile(p, work));
   }
   const out = { kind: "srup", started: new Date().toISOString(), host: os.hostname(), cpus: os.cpus().length,

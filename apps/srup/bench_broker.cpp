@@ -8,6 +8,8 @@
 
 #include "pqot/common/files.hpp"
 #include "pqot/mqtt/broker_config.hpp"
+#include "pqot/mqtt/client.hpp"
+#include "pqot/mqtt/dynsec.hpp"
 #include "pqot/pki/enrol.hpp"
 #include "pqot/pki/test_pki.hpp"
 
@@ -16,7 +18,8 @@ namespace pqot::srup_tool {
 namespace fs = std::filesystem;
 
 BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& client_cn,
-                         const std::string& link_address) {
+                         const std::string& link_address, bool plaintext_listener)
+    : client_cn_(client_cn) {
   std::string pattern = (fs::temp_directory_path() / "srup-bench-mqtt-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("bench-mqtt: cannot create a temporary directory: " + std::string(std::strerror(errno)));
@@ -46,6 +49,8 @@ BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& c
     c.log_file = (dir_ / "mosquitto.log").string();
     c.log_types = {"error", "warning"};
     if (!link_address.empty()) c.listen_host = "0.0.0.0";
+    // A port the kernel just handed out on 127.0.0.1 (the TLS one is the runner's choice).
+    if (plaintext_listener) plaintext_port_ = c.plaintext_port = mqtt::free_loopback_port();
     mqtt::write_initial_dynsec(c.dynsec_file, client_cn);
     mqtt::BrokerRunOptions o;
     o.mosquitto = mosquitto_path;
@@ -57,6 +62,29 @@ BenchBroker::BenchBroker(const std::string& mosquitto_path, const std::string& c
     std::error_code ec;
     fs::remove_all(dir_, ec);
     throw;
+  }
+}
+
+void BenchBroker::add_plain_user(const std::string& username, const std::string& password) const {
+  mqtt::ClientOptions o;
+  o.port = port();
+  o.client_id = client_cn_ + "-admin";
+  o.tls = {ca_file(), client_cert(), client_key()};
+  o.clean_session = true;
+  mqtt::Client admin_client(o);
+  mqtt::DynsecAdmin admin(admin_client);
+  admin_client.on_message([&admin](const mqtt::Message& m) { admin.handle(m); });
+  admin_client.start();
+  std::vector<nlohmann::json> commands;
+  for (auto& c : mqtt::dynsec::register_identity(
+           username, {{mqtt::dynsec::AclType::publish_client_send, "srup/#"},
+                      {mqtt::dynsec::AclType::publish_client_receive, "srup/#"},
+                      {mqtt::dynsec::AclType::subscribe_pattern, "srup/#"}})) {
+    if (c["command"] == "createClient") c["password"] = password;
+    commands.push_back(std::move(c));
+  }
+  for (const auto& r : admin.execute_all(commands)) {
+    if (!r.ok) throw std::runtime_error("bench-mqtt: dynsec " + r.command + " for the plain user: " + r.error);
   }
 }
 

@@ -23,13 +23,21 @@ class BenchBroker {
   /// emulated link, bench/srup.mjs) the broker listens on every address of its namespace, not
   /// only 127.0.0.1, and its certificate names that address too. Throws std::runtime_error naming
   /// what failed (the broker's log included when it does not come up within 10 s).
+  /// With `plaintext_listener`, the broker also listens without TLS (BrokerConfig::plaintext_port,
+  /// benchmarks only) for the users add_plain_user() makes.
   BenchBroker(const std::string& mosquitto_path, const std::string& client_cn,
-              const std::string& link_address = {});
+              const std::string& link_address = {}, bool plaintext_listener = false);
   ~BenchBroker();
   BenchBroker(const BenchBroker&) = delete;
   BenchBroker& operator=(const BenchBroker&) = delete;
 
   std::uint16_t port() const noexcept { return broker_->port(); }
+  /// The listener without TLS; 0 unless the constructor was asked for it.
+  std::uint16_t plaintext_port() const noexcept { return plaintext_port_; }
+  /// A dynsec user that logs in with `password` (on the plaintext listener), allowed srup/# both
+  /// ways, made through the $CONTROL API with the client certificate (the dynsec admin's).
+  /// Throws std::runtime_error with the plugin's answer when a command fails.
+  void add_plain_user(const std::string& username, const std::string& password) const;
   std::string ca_file() const { return (dir_ / "ca.crt").string(); }
   std::string client_cert() const { return (dir_ / "client.crt").string(); }
   std::string client_key() const { return (dir_ / "client.key").string(); }
@@ -38,6 +46,8 @@ class BenchBroker {
 
  private:
   std::filesystem::path dir_;
+  std::string client_cn_;
+  std::uint16_t plaintext_port_ = 0;
   std::unique_ptr<mqtt::BrokerRunner> broker_;
 };
 

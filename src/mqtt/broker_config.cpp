@@ -113,6 +113,7 @@ std::string BrokerConfig::default_run_as_user() {
 std::string render_broker_config(const BrokerConfig& c) {
   broker_check_value("listen_host", c.listen_host);
   broker_check_range("port", c.port, 1, 65535);
+  if (c.plaintext_port != 0 && c.plaintext_port == c.port) broker_bad("plaintext_port", "must differ from port");
   broker_check_path("ca_file", c.ca_file);
   broker_check_path("cert_file", c.cert_file);
   broker_check_path("key_file", c.key_file);
@@ -168,6 +169,11 @@ std::string render_broker_config(const BrokerConfig& c) {
   broker_line(out, "tls_version", "tlsv1.3");
   broker_line(out, "require_certificate", "true");
   broker_line(out, "use_identity_as_username", "true");
+  if (c.plaintext_port != 0) {
+    out += "# Benchmarks only (srup bench-mqtt): plain MQTT without TLS, dynsec username and password.\n";
+    broker_line(out, "listener", std::to_string(c.plaintext_port) + " " + c.listen_host);
+    broker_line(out, "max_connections", std::to_string(c.max_connections));
+  }
   for (const auto& b : c.bridges) render_bridge(out, b);
   return out;
 }

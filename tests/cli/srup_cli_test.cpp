@@ -318,23 +318,45 @@ TEST_F(SrupCli, TheOriginalsEnvelopesVerifyAndAFlippedByteDoesNot) {
   expect_usage(srup({"legacy-verify", "--pub", at("missing.pem")}, dir + "action.bin"), "--pub");
 }
 
-// bench-mqtt through its own broker: every contender answered, sizes as the envelopes make them,
-// and a round trip never shorter than its one-way part (docs/srup-tool.md, "bench-mqtt").
-TEST_F(SrupCli, BenchMqttAnswersEveryCommandOfEveryContender) {
+// bench-mqtt through its own broker: every contender answered, plain MQTT on both transports,
+// sizes as the envelopes make them, a round trip never shorter than its one-way part, and a
+// telemetry reading that costs exactly the mode-3 envelope's fields more than the same reading
+// plain (docs/srup-tool.md, "bench-mqtt"; docs/srup-pq.md 2.1-2.2: 55 + 4 + 16 bytes).
+TEST_F(SrupCli, BenchMqttAnswersEveryExchangeOfEveryContender) {
   const auto r = srup({"bench-mqtt", "--count", "10", "--rounds", "1", "--warmup", "0", "--tmpfs-dir", at(""),
                        "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["results"].size(), 8u) << r.out;
-  EXPECT_EQ(j["results"][0]["contender"], "MQTT, no envelope");
-  EXPECT_EQ(j["results"][0]["command_bytes"], 1);
-  for (const auto& row : j["results"]) {
+  const auto& rows = j["results"];
+  ASSERT_EQ(rows.size(), 12u) << r.out;
+  EXPECT_EQ(rows[0]["contender"], "MQTT, no TLS");
+  EXPECT_EQ(rows[0]["transport"], "plain");
+  EXPECT_EQ(rows[1]["contender"], "MQTT over TLS");
+  EXPECT_EQ(rows[1]["transport"], "tls");
+  for (std::size_t i : {0u, 1u}) {
+    EXPECT_EQ(rows[i]["message_bytes"], 1) << i;
+    EXPECT_EQ(rows[i]["answer_bytes"], 1) << i;
+  }
+  for (const auto& row : rows) {
     SCOPED_TRACE(row.dump());
     EXPECT_EQ(row["lost"], 0);
     EXPECT_GT(row["one_way"]["p50"]["median"].get<double>(), 0);
-    EXPECT_GE(row["round_trip"]["p50"]["median"].get<double>(), row["one_way"]["p50"]["median"].get<double>());
+    EXPECT_GE(row["payload_bytes_per_exchange"]["median"].get<double>(), row["message_bytes"].get<double>());
+    if (row["flow"] == "command") {
+      EXPECT_GE(row["round_trip"]["p50"]["median"].get<double>(), row["one_way"]["p50"]["median"].get<double>());
+    } else {
+      EXPECT_FALSE(row.contains("round_trip"));
+    }
   }
-  for (std::size_t i = 1; i < 7; ++i) EXPECT_GT(j["results"][i]["command_bytes"].get<int>(), 1000) << i;
+  for (std::size_t i = 2; i < 9; ++i) EXPECT_GT(rows[i]["message_bytes"].get<int>(), 1000) << i;
+  EXPECT_EQ(rows[8]["contender"], "SRUP original, RSA-2048");
+  EXPECT_EQ(rows[9]["contender"], "telemetry, MQTT, no TLS");
+  EXPECT_EQ(rows[10]["contender"], "telemetry, MQTT over TLS");
+  EXPECT_EQ(rows[11]["contender"], "telemetry, SRUP-PQ mode 3");
+  EXPECT_EQ(rows[9]["flow"], "telemetry");
+  EXPECT_EQ(rows[10]["message_bytes"], rows[9]["message_bytes"]);
+  EXPECT_EQ(rows[11]["added_message_bytes"].get<double>(), 75.0);
+  EXPECT_EQ(rows[11]["message_bytes"].get<int>() - rows[9]["message_bytes"].get<int>(), 75);
   expect_usage(srup({"bench-mqtt", "--tmpfs-dir", at("missing")}), "--tmpfs-dir");
 }
 

@@ -115,6 +115,27 @@ TEST(MqttBrokerConfig, RefusesValuesMosquittoWouldMisread) {
   });
 }
 
+// The benchmarks' plain listener: absent unless asked for, and when asked for, a listener of its
+// own after every TLS line (so that no TLS option is read as its own), with the connection bound.
+TEST(MqttBrokerConfig, PlaintextListenerOnlyWhenAskedAndAfterTheTlsOne) {
+  BrokerConfig c = broker_config_sample();
+  EXPECT_EQ(render_broker_config(c).find("listener 18884"), std::string::npos);
+  c.plaintext_port = 18884;
+  const std::string t = render_broker_config(c);
+  const auto tls = t.find("\nlistener 18883 127.0.0.1\n");
+  const auto plain = t.find("\nlistener 18884 127.0.0.1\n");
+  ASSERT_NE(tls, std::string::npos) << t;
+  ASSERT_NE(plain, std::string::npos) << t;
+  EXPECT_LT(t.find("\nuse_identity_as_username true\n"), plain) << t;
+  for (const char* tls_option : {"cafile", "certfile", "keyfile", "tls_version", "require_certificate"}) {
+    EXPECT_EQ(t.find(std::string("\n") + tls_option, plain), std::string::npos) << tls_option << "\n" << t;
+  }
+  EXPECT_NE(t.find("\nmax_connections 1000\n", plain), std::string::npos) << t;
+  EXPECT_TRUE(broker_config_has_line(t, "allow_anonymous false"));
+  c.plaintext_port = c.port;
+  EXPECT_THROW(render_broker_config(c), std::invalid_argument);
+}
+
 TEST(MqttBrokerConfig, InitialDynsecDeniesByDefaultAndMakesTheAdmin) {
   const auto doc = nlohmann::json::parse(render_initial_dynsec("c2-00000000000000aa"));
   EXPECT_EQ(doc["defaultACLAccess"], nlohmann::json::parse(

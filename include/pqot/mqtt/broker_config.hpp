@@ -47,6 +47,11 @@ struct BrokerConfig {
   unsigned max_queued_messages = 1000;   ///< per client session while offline, 1..1000000
   std::size_t max_packet_size = 1 << 20;  ///< bytes, 64..268435455
   std::vector<BridgeConfig> bridges;
+  /// Benchmarks only (`srup bench-mqtt`, docs/srup-tool.md): a second listener on listen_host
+  /// without TLS, where clients log in with a dynsec username and password, so that plain MQTT
+  /// is measured on the same broker as SRUP-PQ. 0, the default and what every daemon writes:
+  /// none. Must differ from `port`.
+  std::uint16_t plaintext_port = 0;
 
   /// The effective user's name when running as root (so that mosquitto keeps our identity and
   /// can read the files we wrote), else "" (mosquitto only changes user when started as root).
