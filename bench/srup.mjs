@@ -93,6 +93,9 @@ function check(p, result) {
   for (const c of CONTENDERS) {
     if (!names.has(c)) throw new Error(`profile ${p.id}: no result for ${c}`);
   }
+  if (!p.loss && result.late_messages > 0) {
+    throw new Error(`profile ${p.id}: ${result.late_messages} message(s) arrived with no exchange in progress`);
+  }
   for (const r of result.results) {
     if (r.lost > 0) throw new Error(`profile ${p.id}: ${r.contender} (${r.note}) lost ${r.lost} commands`);
     if (!(r.one_way.p50.median > 0)) throw new Error(`profile ${p.id}: ${r.contender}: no one-way figure`);

@@ -106,6 +106,10 @@ class Wire {
   /// One command or reading; false (and s->lost counted) if it did not complete within 10 s.
   /// Throws std::runtime_error when a handler refused a message.
   bool exchange(Contender& c, std::uint64_t n, Samples* s);
+  /// Messages that arrived while no exchange was in progress: a late answer after a timeout, or a
+  /// duplicate delivery. Plain MQTT's payloads carry no exchange number, so only this shows that
+  /// none completed another exchange.
+  std::uint64_t late_messages() const;
 
  private:
   struct Impl;

@@ -178,8 +178,9 @@ const Result& plain_of(const std::vector<Result>& results, Flow flow) {
   throw std::logic_error("bench-mqtt: no plain MQTT result");
 }
 
-void print_json(const std::vector<Result>& results, const MqttBenchOptions& o) {
+void print_json(const std::vector<Result>& results, const MqttBenchOptions& o, std::uint64_t late) {
   nlohmann::json out;
+  out["late_messages"] = late;
   out["count"] = o.count;
   out["rounds"] = o.rounds;
   out["device_netns"] = o.device_netns;
@@ -211,7 +212,7 @@ void print_json(const std::vector<Result>& results, const MqttBenchOptions& o) {
   std::cout << out.dump(2) << "\n";
 }
 
-void print_table(const std::vector<Result>& results, const MqttBenchOptions& o) {
+void print_table(const std::vector<Result>& results, const MqttBenchOptions& o, std::uint64_t late) {
   std::cout << "Through mosquitto on "
             << (o.device_netns.empty() ? std::string("127.0.0.1")
                                        : o.broker_address + " (the device in namespace " + o.device_netns + ")")
@@ -249,7 +250,8 @@ void print_table(const std::vector<Result>& results, const MqttBenchOptions& o) 
   }
   std::cout << "\nadded: one-way p50 minus plain MQTT's without TLS (same flow). CPU: per exchange; commands: the\n"
                "device's receive and answer, the C2's make and its check of the answer; telemetry: the device's\n"
-               "seal, the monitor's open. fsync: the disk row minus the tmpfs row of the same suite.\n";
+               "seal, the monitor's open. fsync: the disk row minus the tmpfs row of the same suite.\n"
+            << "Late messages (arrived with no exchange in progress): " << late << "\n";
 }
 
 void run_bench_mqtt(const MqttBenchOptions& o) {
@@ -292,10 +294,11 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
   w.broker_address = o.broker_address;
   Wire wire(w);
   const std::vector<Result> results = measure(contenders, wire, o);
+  const std::uint64_t late = wire.late_messages();
   if (o.json) {
-    print_json(results, o);
+    print_json(results, o, late);
   } else {
-    print_table(results, o);
+    print_table(results, o, late);
   }
 }
 

@@ -1,6 +1,7 @@
 // What each contender of `srup bench-mqtt` does at each end (bench_mqtt.hpp; docs/srup-tool.md,
 // "bench-mqtt"): plain MQTT without and with TLS, SRUP-PQ's commands in three suites, the original
 // SRUP envelope, and telemetry readings plain and in SRUP-PQ's mode 3.
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -58,6 +59,7 @@ struct SrupPair {
   }
   std::unique_ptr<srup::StateStore> c2_store, device_store;
   std::unique_ptr<srup::Endpoint> c2, device;
+  std::atomic<std::uint64_t> current{0};  // the exchange in progress: its command's token
 };
 
 Contender srup_contender(const std::string& name, const std::string& note, std::shared_ptr<SrupPair> p) {
@@ -67,12 +69,14 @@ Contender srup_contender(const std::string& name, const std::string& note, std::
   c.name = name;
   c.note = note;
   c.make = [p, to_device](std::uint64_t n) {
+    p->current = n;
     return Made{{p->c2->make(kBenchDevice, srup::MessageType::action, srup::Action{kBenchAction, {}}, to_device,
                              bench_token(n))}};
   };
   c.on_device = [p, from_device](const Received& m, BenchClock::time_point* acted) {
     const srup::Inbound in = p->device->receive(m.payload, m.topic, from_device);
     if (in.kind != srup::Inbound::Kind::execute) throw std::runtime_error("not a new command");
+    if (in.header.token != bench_token(p->current)) throw std::runtime_error("another exchange's command");
     *acted = BenchClock::now();
     return p->device->answer(in.header, 0x20, "", from_device);
   };
@@ -82,6 +86,7 @@ Contender srup_contender(const std::string& name, const std::string& note, std::
     if (in.kind != srup::Inbound::Kind::message || r == nullptr || r->status != 0x20) {
       throw std::runtime_error("the answer did not verify");
     }
+    if (in.header.token != bench_token(p->current)) throw std::runtime_error("another exchange's answer");
     return Seen::done;
   };
   return c;
@@ -93,13 +98,17 @@ Contender legacy_contender() {
   struct Keys {
     crypto::SignatureKeyPair c2, device;
     std::uint64_t c2_seq = 0, device_seq = 0, device_seen = 0, c2_seen = 0;
+    std::atomic<std::uint64_t> current{0};  // the exchange in progress: its command's token
   };
   const auto& rsa = crypto::signature_by_name(srup::legacy::kSuiteName);
-  auto k = std::make_shared<Keys>(Keys{rsa.keygen(), rsa.keygen()});
+  auto k = std::make_shared<Keys>();
+  k->c2 = rsa.keygen();
+  k->device = rsa.keygen();
   Contender c;
   c.name = "SRUP original, RSA-2048";
   c.note = "signed, not encrypted; replay state in memory";
   c.make = [k](std::uint64_t n) {
+    k->current = n;
     auto env = srup::legacy::make_envelope(++k->c2_seq, kBenchC2, bench_token(n), srup::legacy::Action{kBenchAction});
     return Made{{srup::legacy::encode(srup::legacy::sign(std::move(env), k->c2.secret_key))}};
   };
@@ -108,6 +117,7 @@ Contender legacy_contender() {
     if (env.sender != kBenchC2 || env.sequence <= k->device_seen || !srup::legacy::verify(env, k->c2.public_key)) {
       throw std::runtime_error("legacy command refused");
     }
+    if (env.token != bench_token(k->current)) throw std::runtime_error("another exchange's command");
     k->device_seen = env.sequence;
     *acted = BenchClock::now();
     auto answer = srup::legacy::make_envelope(++k->device_seq, kBenchDevice, env.token, srup::legacy::Response{0x20});
@@ -118,6 +128,7 @@ Contender legacy_contender() {
     if (env.sender != kBenchDevice || env.sequence <= k->c2_seen || !srup::legacy::verify(env, k->device.public_key)) {
       throw std::runtime_error("the legacy answer did not verify");
     }
+    if (env.token != bench_token(k->current)) throw std::runtime_error("another exchange's answer");
     k->c2_seen = env.sequence;
     return Seen::done;
   };

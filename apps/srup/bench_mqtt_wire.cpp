@@ -32,6 +32,8 @@ class End {
   virtual ~End() = default;
   virtual bool publish(const std::string& topic, std::span<const std::uint8_t> payload) = 0;
   virtual bool subscribed() const = 0;
+  /// Ends the connection and joins its network thread: no handler runs after it returns.
+  virtual void stop() = 0;
 };
 
 class TlsEnd final : public End {
@@ -46,6 +48,7 @@ class TlsEnd final : public End {
   bool publish(const std::string& topic, std::span<const std::uint8_t> payload) override {
     return static_cast<bool>(client_.publish(topic, payload, 1));
   }
+  void stop() override { client_.stop(); }
   bool subscribed() const override {
     for (const auto& f : filters_) {
       if (client_.subscription_result(f).value_or(0x80) >= 0x80) return false;
@@ -81,6 +84,7 @@ class PlainEnd final : public End {
     return client_.publish(topic, payload);
   }
   bool subscribed() const override { return client_.subscribed(); }
+  void stop() override { client_.stop(); }
 
  private:
   PlainMqttClient client_;
@@ -101,6 +105,7 @@ struct Wire::Impl {
   double device_cpu = 0, c2_cpu = 0;
   std::size_t answer_bytes = 0;
   std::string error;  // the first refusal a handler caught
+  std::uint64_t late = 0;  // messages that came with no exchange in progress
 
   std::unique_ptr<End> c2[2], device[2];  // by Transport; devices last in each pair's life
 
@@ -115,8 +120,11 @@ struct Wire::Impl {
     {
       std::lock_guard lock(m);
       c = current;
+      if (c == nullptr || c->flow != Flow::command || c->transport != t) {
+        ++late;
+        return;
+      }
     }
-    if (c == nullptr || c->flow != Flow::command || c->transport != t) return;
     try {
       const double cpu0 = thread_cpu_us();
       BenchClock::time_point at;
@@ -141,8 +149,11 @@ struct Wire::Impl {
     {
       std::lock_guard lock(m);
       c = current;
+      if (c == nullptr || c->transport != t) {
+        ++late;
+        return;
+      }
     }
-    if (c == nullptr || c->transport != t) return;
     try {
       const double cpu0 = thread_cpu_us();
       const Seen s = c->on_c2(r);
@@ -212,7 +223,19 @@ Wire::Wire(const WireOptions& o) : impl_(std::make_unique<Impl>()) {
 }
 
 Wire::~Wire() {
-  for (auto& d : impl_->device) d.reset();  // the devices' connections first, while the C2's run
+  {
+    std::lock_guard lock(impl_->m);
+    impl_->current = nullptr;
+  }
+  // Every connection stopped (its network thread joined) before any is released: a device's
+  // handler publishes through its own End.
+  for (auto& d : impl_->device) d->stop();
+  for (auto& c : impl_->c2) c->stop();
+}
+
+std::uint64_t Wire::late_messages() const {
+  std::lock_guard lock(impl_->m);
+  return impl_->late;
 }
 
 bool Wire::exchange(Contender& c, std::uint64_t n, Samples* s) {
@@ -246,9 +269,14 @@ bool Wire::exchange(Contender& c, std::uint64_t n, Samples* s) {
   }
   c.message_bytes = messages[made.main].size();
   std::unique_lock lock(im.m);
-  if (!im.cv.wait_for(lock, std::chrono::seconds(10),
-                      [&] { return (im.done && im.seen >= im.expected) || !im.error.empty(); })) {
+  const bool completed = im.cv.wait_for(lock, std::chrono::seconds(10),
+                                        [&] { return (im.done && im.seen >= im.expected) || !im.error.empty(); });
+  im.current = nullptr;  // from here, a message of this exchange counts as late
+  if (!completed) {
     ++s->lost;
+    // What is still on its way must not complete the next exchange: let it arrive (counted late).
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::seconds(10));
     return false;
   }
   if (!im.error.empty()) throw std::runtime_error("bench-mqtt: " + c.name + ": " + im.error);

@@ -72,9 +72,15 @@ PlainMqttClient::PlainMqttClient(PlainMqttOptions options, Handler on_message)
   }
 }
 
-PlainMqttClient::~PlainMqttClient() {
+void PlainMqttClient::stop() {
+  if (stopped_) return;
+  stopped_ = true;
   mosquitto_disconnect(mosq_);
   mosquitto_loop_stop(mosq_, false);
+}
+
+PlainMqttClient::~PlainMqttClient() {
+  stop();
   mosquitto_destroy(mosq_);
 }
 

@@ -37,6 +37,8 @@ class PlainMqttClient {
 
   /// True once the broker granted every subscription of the current connection.
   bool subscribed() const noexcept { return granted_.load() >= options_.subscriptions.size(); }
+  /// Disconnects and joins the network thread (no handler runs after it returns). Idempotent.
+  void stop();
   /// QoS 1; callable from any thread. False if libmosquitto refused (not connected, ...).
   bool publish(const std::string& topic, std::span<const std::uint8_t> payload);
 
@@ -46,6 +48,7 @@ class PlainMqttClient {
   mosquitto* mosq_ = nullptr;
   std::atomic<std::size_t> granted_{0};
   std::atomic<int> connack_{-1};
+  bool stopped_ = false;
 };
 
 }  // namespace pqot::srup_tool

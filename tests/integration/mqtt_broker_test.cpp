@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <string>
 
@@ -111,4 +113,45 @@ TEST(MqttBroker, UnregisteredCertificateConnectsButCanNeitherPublishNorSubscribe
   ASSERT_EQ(admin.publish_acked("srup/d/c2", "command"), 0);
   ASSERT_EQ(unregistered.publish_acked("srup/d/dev", "barrier"), 0x87);
   EXPECT_EQ(unregistered.count("srup/d/c2"), 0u);
+}
+
+// (d) The benchmarks' listener without TLS (BrokerConfig::plaintext_port, `srup bench-mqtt`): the
+// broker-wide settings still hold there. A dynsec user with a password gets in and publishes; a
+// wrong password, no password, and the certificate-only admin's name without its certificate are
+// refused; the TLS listener still refuses a client without a certificate.
+TEST(MqttBroker, PlaintextListenerAdmitsOnlyAPasswordUser) {
+  TestPki pki(1);
+  BrokerSetup setup;
+  setup.plaintext_listener = true;
+  MosquittoBroker broker(pki, setup);
+  ASSERT_NE(broker.plaintext_port(), 0);
+  MqttPeer admin(broker.client_options("client1-admin", "client1"), true);
+  admin.start();
+  ASSERT_TRUE(admin.wait_connects());
+  auto commands = mqtt::dynsec::register_identity(
+      "bench-plain", {{mqtt::dynsec::AclType::publish_client_send, "srup/#"}});
+  for (auto& c : commands) {
+    if (c["command"] == "createClient") c["password"] = "correct horse";
+  }
+  for (const auto& r : admin.admin().execute_all(commands)) ASSERT_TRUE(r.ok) << r.command << ": " << r.error;
+
+  auto publish = [&](const std::string& user, const std::string* password) {
+    std::vector<std::string> args{"-h", "127.0.0.1", "-p", std::to_string(broker.plaintext_port()), "-V", "mqttv5",
+                                  "-q", "1", "-t", "srup/plain/test", "-m", "hello", "-i", "plain-" + user, "-u", user};
+    if (password != nullptr) args.insert(args.end(), {"-P", *password});
+    return run_process("/usr/bin/mosquitto_pub", args);
+  };
+  const std::string right = "correct horse", wrong = "battery staple", empty;
+  const auto ok = publish("bench-plain", &right);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  for (const auto& [user, password] : std::vector<std::pair<std::string, const std::string*>>{
+           {"bench-plain", &wrong}, {"bench-plain", nullptr}, {"bench-plain", &empty}, {"client1", nullptr},
+           {"client1", &right}}) {
+    const auto refused = publish(user, password);
+    EXPECT_NE(refused.exit_code, 0) << user << " / " << (password ? *password : "(none)") << "\n" << refused.out;
+    std::string err = refused.err;
+    std::transform(err.begin(), err.end(), err.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_NE(err.find("connection error: not authorized"), std::string::npos) << refused.err;  // CONNACK 0x87
+  }
+  EXPECT_NE(broker_raw_tls_without_certificate(broker.port(), pki.ca()).find("certificate required"), std::string::npos);
 }

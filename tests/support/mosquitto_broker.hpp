@@ -31,11 +31,15 @@ struct BrokerSetup {
   std::string admin = "client1";       ///< CN of the dynsec admin in the initial dynsec.json
   std::vector<mqtt::BridgeConfig> bridges;
   std::vector<std::string> log_types{"all"};
+  bool plaintext_listener = false;     ///< BrokerConfig::plaintext_port on a free port
 };
 
 class MosquittoBroker {
  public:
-  explicit MosquittoBroker(const TestPki& pki, BrokerSetup setup = {}) : pki_(pki), setup_(std::move(setup)) {
+  explicit MosquittoBroker(const TestPki& pki, BrokerSetup setup = {})
+      : pki_(pki),
+        setup_(std::move(setup)),
+        plaintext_port_(setup_.plaintext_listener ? mqtt::free_loopback_port() : 0) {
     std::filesystem::create_directories(persist_dir());
     mqtt::write_initial_dynsec(dynsec_file(), setup_.admin);
     mqtt::BrokerRunOptions o;
@@ -49,6 +53,8 @@ class MosquittoBroker {
   ~MosquittoBroker() { stop(); }
 
   int port() const { return runner_->port(); }
+  /// The listener without TLS (BrokerSetup::plaintext_listener), else 0.
+  int plaintext_port() const { return plaintext_port_; }
   std::filesystem::path dir() const { return tmp_.path(); }
   std::string log_path() const { return (tmp_.path() / "mosquitto.log").string(); }
   std::string log() const { return slurp(log_path()); }
@@ -97,11 +103,13 @@ class MosquittoBroker {
     c.log_file = log_path();
     c.log_types = setup_.log_types;
     c.bridges = setup_.bridges;
+    c.plaintext_port = plaintext_port_;
     return c;
   }
 
   const TestPki& pki_;
   BrokerSetup setup_;
+  std::uint16_t plaintext_port_;
   TempDir tmp_{"pqot-mosquitto"};
   std::unique_ptr<mqtt::BrokerRunner> runner_;
 };
