@@ -122,9 +122,10 @@ bench-trip: deps
 	@cmake --build build -j$(JOBS) --target tripd linkem trip-probe
 	node bench/trip.mjs --rounds $(ROUNDS)
 
-# SRUP-PQ commands over ten emulated networks beside plain MQTT and the original SRUP (issue 16,
-# in progress; root: namespaces and TUN): bench/results/srup-latest.json, then docs/benchmarks.md's
-# section "SRUP-PQ over ten networks" and docs/img/srup-profiles.png.
+# SRUP-PQ commands and telemetry over ten emulated networks beside plain MQTT (without and with
+# TLS) and the original SRUP (issue 16; root: namespaces and TUN; about 35 minutes):
+# bench/results/srup-latest.json, then docs/benchmarks.md's section "SRUP-PQ over ten networks"
+# and docs/img/srup-profiles.png.
 bench-srup: deps
 	@cmake -S . -B build $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release -DPQOT_RELEASE_TESTS=$(RELEASE_TESTS) \
 	    -DCMAKE_UNITY_BUILD=ON >/dev/null

@@ -107,7 +107,7 @@ struct Wire::Impl {
   std::string error;  // the first refusal a handler caught
   std::uint64_t late = 0;  // messages that came with no exchange in progress
 
-  std::unique_ptr<End> c2[2], device[2];  // by Transport; devices last in each pair's life
+  std::unique_ptr<End> c2[2], device[2];  // by Transport; ~Wire stops the devices' first
 
   void fail(const std::string& what) {
     std::lock_guard lock(m);
