@@ -16,10 +16,9 @@
 // The journal (SQLite, synchronous = FULL) is measured twice: in a directory on disk, and on tmpfs
 // (/dev/shm), where fsync returns at once. The difference is the fsync's cost; the tmpfs figure is
 // the processing the 1 ms target speaks of.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -35,6 +34,7 @@
 #include "bench_mqtt.hpp"
 #include "bench_netns.hpp"
 #include "cli.hpp"
+#include "pqot/crypto/bytes.hpp"
 #include "pqot/crypto/random.hpp"
 #include "pqot/srup/topics.hpp"
 
@@ -272,10 +272,9 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
   // The plain connections' password: random per run, never printed.
   std::uint8_t secret[16];
   crypto::random_bytes(secret);
-  std::ostringstream password;
-  for (auto b : secret) password << std::hex << std::setw(2) << std::setfill('0') << static_cast<int>(b);
+  const std::string password = crypto::to_hex(secret);
   const std::string plain_user = "bench-plain";
-  broker.add_plain_user(plain_user, password.str());
+  broker.add_plain_user(plain_user, password);
 
   const BenchScratch disk(o.disk_dir.empty() ? broker.work_dir() : fs::path(o.disk_dir));
   std::optional<BenchScratch> tmpfs;
@@ -289,7 +288,7 @@ void run_bench_mqtt(const MqttBenchOptions& o) {
   w.tls_port = broker.port();
   w.plain_port = broker.plaintext_port();
   w.plain_username = plain_user;
-  w.plain_password = password.str();
+  w.plain_password = password;
   w.device_netns = o.device_netns;
   w.broker_address = o.broker_address;
   Wire wire(w);

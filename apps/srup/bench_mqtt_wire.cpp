@@ -108,6 +108,15 @@ struct Wire::Impl {
   std::uint64_t late = 0;  // messages that came with no exchange in progress
 
   std::unique_ptr<End> c2[2], device[2];  // by Transport; ~Wire stops the devices' first
+  // Each transport's topics, made once (not inside the timed exchanges).
+  struct Topics {
+    std::string to_device, from_device, telemetry;
+  };
+  Topics topics[2] = {topics_of(kBenchDevice), topics_of(kPlainBenchDevice)};
+
+  static Topics topics_of(std::uint64_t dev) {
+    return {srup::topic_to_device(dev), srup::topic_from_device(dev), srup::topic_telemetry(dev)};
+  }
 
   void fail(const std::string& what) {
     std::lock_guard lock(m);
@@ -136,7 +145,7 @@ struct Wire::Impl {
         device_cpu = cpu;
         answer_bytes = answer.size();
       }
-      if (!device[static_cast<int>(t)]->publish(srup::topic_from_device(device_of(t)), answer)) {
+      if (!device[static_cast<int>(t)]->publish(topics[static_cast<int>(t)].from_device, answer)) {
         throw std::runtime_error("the device's publish was refused");
       }
     } catch (const std::exception& e) {
@@ -196,7 +205,7 @@ Wire::Wire(const WireOptions& o) : impl_(std::make_unique<Impl>()) {
     auto make_device = [&] {
       Handler h = [&im, t](const Received& r) { im.on_device(t, r); };
       const std::string id = "dev-" + srup::id_text(dev) + suffix;
-      const std::vector<std::string> filters{srup::topic_to_device(dev)};
+      const std::vector<std::string> filters{im.topics[i].to_device};
       if (t == Transport::tls) {
         im.device[i] = std::make_unique<TlsEnd>(o, device_host, id, filters, std::move(h));
       } else {
@@ -210,7 +219,7 @@ Wire::Wire(const WireOptions& o) : impl_(std::make_unique<Impl>()) {
     }
     Handler h = [&im, t](const Received& r) { im.on_c2(t, r); };
     const std::string id = "c2-" + srup::id_text(kBenchC2) + suffix;
-    const std::vector<std::string> filters{srup::topic_from_device(dev), srup::topic_telemetry(dev)};
+    const std::vector<std::string> filters{im.topics[i].from_device, im.topics[i].telemetry};
     if (t == Transport::tls) {
       im.c2[i] = std::make_unique<TlsEnd>(o, "127.0.0.1", id, filters, std::move(h));
     } else {
@@ -241,7 +250,7 @@ std::uint64_t Wire::late_messages() const {
 bool Wire::exchange(Contender& c, std::uint64_t n, Samples* s) {
   Impl& im = *impl_;
   const int i = static_cast<int>(c.transport);
-  const std::uint64_t dev = device_of(c.transport);
+  const Impl::Topics& topics = im.topics[i];
   {
     std::lock_guard lock(im.m);
     im.current = &c;
@@ -262,8 +271,8 @@ bool Wire::exchange(Contender& c, std::uint64_t n, Samples* s) {
   }
   double bytes = 0;
   for (const Bytes& m : messages) {
-    const bool ok = c.flow == Flow::command ? im.c2[i]->publish(srup::topic_to_device(dev), m)
-                                            : im.device[i]->publish(srup::topic_telemetry(dev), m);
+    const bool ok = c.flow == Flow::command ? im.c2[i]->publish(topics.to_device, m)
+                                            : im.device[i]->publish(topics.telemetry, m);
     if (!ok) throw std::runtime_error("bench-mqtt: " + c.name + ": publish refused");
     bytes += static_cast<double>(m.size());
   }
