@@ -73,6 +73,12 @@ void BenchBroker::add_plain_user(const std::string& username, const std::string&
   o.clean_session = true;
   mqtt::Client admin_client(o);
   mqtt::DynsecAdmin admin(admin_client);
+  // Destroyed before `admin`, also when a command fails: the client's network thread, whose
+  // message handler uses the admin, is joined first.
+  struct StopClientFirst {
+    mqtt::Client& client;
+    ~StopClientFirst() { client.stop(); }
+  } stop_client_first{admin_client};
   admin_client.on_message([&admin](const mqtt::Message& m) { admin.handle(m); });
   admin_client.start();
   std::vector<nlohmann::json> commands;
