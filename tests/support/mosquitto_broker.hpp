@@ -58,6 +58,10 @@ class MosquittoBroker {
   std::filesystem::path dir() const { return tmp_.path(); }
   std::string log_path() const { return (tmp_.path() / "mosquitto.log").string(); }
   std::string log() const { return slurp(log_path()); }
+  /// Waits until the broker's log holds `needle`.
+  bool wait_log(const std::string& needle) const {
+    return eventually([&] { return log().find(needle) != std::string::npos; }, kPatience * 3);
+  }
   std::string config_path() const { return (tmp_.path() / "mosquitto.conf").string(); }
   std::string dynsec_file() const { return (tmp_.path() / "dynsec.json").string(); }
   std::string persist_dir() const { return (tmp_.path() / "persist").string(); }
