@@ -24,6 +24,7 @@ const OPS = ["connect", "read", "write"];
 const PROTOCOL_LABEL = {
   modbus: "Modbus TCP (libmodbus)",
   srmcp: "SRMCP (ML-KEM-768, 1 link)",
+  "srmcp-json": "SRMCP (ML-KEM-768, 1 link, JSON bodies)",
   "srmcp-3links": "SRMCP (ML-KEM-768, 3 links)",
   "srmcp-xwing": "SRMCP (X-Wing, 1 link)",
   "opcua-none": "OPC UA (None)",
@@ -33,6 +34,7 @@ const PROTOCOL_LABEL = {
 const PROTOCOL_COLOUR = {
   modbus: "#7f7f7f",
   srmcp: "#1f77b4",
+  "srmcp-json": "#17becf",
   "srmcp-3links": "#6baed6",
   "srmcp-xwing": "#9467bd",
   "opcua-none": "#ff7f0e",

@@ -41,11 +41,11 @@ import {
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "..");
 
-const ALL_PROTOCOLS = ["modbus", "srmcp", "srmcp-3links", "srmcp-xwing", "opcua-none", "opcua-secure"];
+const ALL_PROTOCOLS = ["modbus", "srmcp", "srmcp-json", "srmcp-3links", "srmcp-xwing", "opcua-none", "opcua-secure"];
 const ALL_MODES = ["latency", "throughput", "scale"];
 const OPS = ["connect", "read", "write"];
 // The protocols of the throughput mode (when selected), and the one of the scale mode.
-const THROUGHPUT_PROTOCOLS = ["modbus", "srmcp", "opcua-none"];
+const THROUGHPUT_PROTOCOLS = ["modbus", "srmcp", "srmcp-json", "opcua-none"];
 const SCALE_PROTOCOL = "srmcp";
 
 // Addresses on the emulated link (inside the harness's own namespaces only).
@@ -245,9 +245,10 @@ const SERVERS = {
   },
 };
 
-function srmcpOptions(ctx, kem, links) {
+function srmcpOptions(ctx, kem, links, encoding = "compact") {
   const { ca, clientCert, clientKey } = ctx.pki;
-  return ["--ca", ca, "--cert", clientCert, "--key", clientKey, "--kem", kem, "--links", String(links)];
+  return ["--ca", ca, "--cert", clientCert, "--key", clientKey, "--kem", kem, "--links", String(links),
+          "--encoding", encoding];
 }
 
 function opcuaOptions(ctx, security) {
@@ -269,6 +270,13 @@ const PROTOCOLS = {
     server: "srmcpd",
     client: (ctx) => [bin(ctx, "srmcp-bench")],
     options: (ctx) => srmcpOptions(ctx, "ml-kem-768", 1),
+    pipeline: (ctx) => ctx.opts.pipeline,
+  },
+  // The same session with the JSON bodies of clients before compact bodies (docs/srmcp.md §4).
+  "srmcp-json": {
+    server: "srmcpd",
+    client: (ctx) => [bin(ctx, "srmcp-bench")],
+    options: (ctx) => srmcpOptions(ctx, "ml-kem-768", 1, "json"),
     pipeline: (ctx) => ctx.opts.pipeline,
   },
   "srmcp-3links": {

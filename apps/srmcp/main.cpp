@@ -29,6 +29,7 @@ struct Options {
   std::string ca, cert, key;
   std::string config;
   std::string kem = "ML-KEM-768";
+  std::string encoding = "compact";
   unsigned links = 3;
   unsigned deadline_ms = 1000;
   bool json = false;
@@ -224,6 +225,9 @@ int main(int argc, char** argv) {
       "also follow the command. Documentation: docs/srmcp-cli.md");
   app.add_option("--kem", o.kem, "KEM for the inner key exchange: ML-KEM-768, ML-KEM-1024, X-Wing")
       ->capture_default_str();
+  app.add_option("--encoding", o.encoding,
+                 "Body encoding to prefer: compact (JSON offered as the fallback) or json (JSON only)")
+      ->capture_default_str();
   app.add_option("--links", o.links, "Data links to open (0 = control connection only)")
       ->check(CLI::Range(0u, 8u))->capture_default_str();
   app.add_option("--deadline", o.deadline_ms, "Transaction deadline in ms")->check(CLI::Range(1u, 600000u))
@@ -276,6 +280,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   co.kems = {*kem};
+  // The preferred encoding first, JSON as the fallback (§4); "json" offers JSON alone.
+  const auto encoding = parse_encoding_name(o.encoding);
+  if (!encoding) {
+    std::cerr << "srmcp: error: unknown body encoding '" << o.encoding << "' (compact, json)\n";
+    return 2;
+  }
+  co.encodings = {*encoding};
+  if (*encoding != BodyEncoding::json) co.encodings.push_back(BodyEncoding::json);
   co.links = o.links;
   co.deadline = std::chrono::milliseconds(o.deadline_ms);
   co.rotate_interval = std::chrono::milliseconds(o.rotate_ms);
@@ -290,10 +302,12 @@ int main(int argc, char** argv) {
     const auto info = client.info();
     report["connect_ms"] = connect_ms;
     report["kem"] = *kem_name(info.kem);
+    report["encoding"] = encoding_name(info.encoding);
     report["data_links"] = info.data_links;
     if (!o.json) {
       std::cout << "connected to " << o.server << " as '" << info.identity << "' (" << *kem_name(info.kem) << ", "
-                << info.data_links << " data links) in " << std::fixed << std::setprecision(2) << connect_ms
+                << encoding_name(info.encoding) << " bodies, " << info.data_links << " data links) in " << std::fixed
+                << std::setprecision(2) << connect_ms
                 << " ms\n";
     }
     bool ok = true;

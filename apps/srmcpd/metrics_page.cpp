@@ -22,6 +22,10 @@ void server_metrics(MetricsWriter& w, const srmcp::ServerStats& s) {
   w.sample("pqot_srmcp_sessions_active", {}, s.sessions_active);
   w.family("pqot_srmcp_sessions_total", "SRMCP sessions opened (handshake completed).", MetricType::counter);
   w.sample("pqot_srmcp_sessions_total", {}, s.sessions_total);
+  w.family("pqot_srmcp_sessions_encoding_total", "SRMCP sessions opened, by the body encoding chosen in the hello.",
+           MetricType::counter);
+  w.sample("pqot_srmcp_sessions_encoding_total", {{"encoding", "compact"}}, s.sessions_compact);
+  w.sample("pqot_srmcp_sessions_encoding_total", {{"encoding", "json"}}, s.sessions_json);
   w.family("pqot_srmcp_handshakes_in_progress", "Connections accepted whose session is not open yet.",
            MetricType::gauge);
   w.sample("pqot_srmcp_handshakes_in_progress", {}, s.handshakes_in_progress);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <sys/resource.h>
 
@@ -30,9 +31,11 @@ struct Options {
   std::uint16_t port = 4843;
   std::string ca, cert, key;
   std::string kem = "ML-KEM-768";
+  std::string encoding = "compact";
   unsigned links = 1;
   unsigned n = 1000;
   unsigned connects = 20;
+  std::optional<unsigned> writes;  // timed writes; default: as many as reads (--n)
   unsigned warmup = 20;
   long server_pid = 0;
   unsigned clients = 1;
@@ -69,41 +72,31 @@ ClientOptions client_options(const Options& o) {
   const auto kem = kem_id(name);
   if (!kem) throw std::invalid_argument("unknown KEM '" + o.kem + "' (ML-KEM-768, ML-KEM-1024 or X-Wing)");
   co.kems = {*kem};
+  const auto encoding = parse_encoding_name(o.encoding);
+  if (!encoding) throw std::invalid_argument("unknown body encoding '" + o.encoding + "' (compact or json)");
+  co.encodings = {*encoding};
   co.links = o.links;
   co.rotate_interval = std::chrono::milliseconds(0);  // no rotation inside a measurement
   co.deadline = std::chrono::milliseconds(5000);
   return co;
 }
 
-Json read_body() {
-  Json body;
-  body["ids"] = kIds;
-  return body;
-}
-
-Json write_body(int value) {
-  Json entry;
-  entry["id"] = kIds[0];
-  entry["value"] = value;
-  Json body;
-  body["values"] = Json::array({entry});
-  return body;
-}
+// A write of `value` to the first node.
+std::vector<std::pair<std::string, Value>> write_values(int value) { return {{kIds[0], std::int64_t{value}}}; }
 
 // A read is good when all ten nodes came back OK with integer values.
-bool read_ok(const Response& r) {
-  if (r.status != Status::ok || !r.body.contains("values")) return false;
-  const Json& values = r.body["values"];
-  if (!values.is_array() || values.size() != kIds.size()) return false;
-  return std::all_of(values.begin(), values.end(), [](const Json& v) {
-    return v.value("status", -1) == 0 && v.contains("value") && v["value"].is_number_integer();
+bool read_ok(const ReadReply& r) {
+  if (r.status != Status::ok || r.values.size() != kIds.size()) return false;
+  return std::all_of(r.values.begin(), r.values.end(), [](const NodeReading& v) {
+    return v.status == Status::ok && std::holds_alternative<std::int64_t>(v.value);
   });
 }
 
-bool write_ok(const Response& r, int value) {
-  if (r.status != Status::ok || !r.body.contains("values") || r.body["values"].size() != 1) return false;
-  const Json& v = r.body["values"][0];
-  return v.value("status", -1) == 0 && v.value("value", Json()) == Json(value);
+bool write_ok(const WriteReply& r, int value) {
+  if (r.status != Status::ok || r.values.size() != 1) return false;
+  const WriteOutcome& v = r.values[0];
+  return v.status == Status::ok && std::holds_alternative<std::int64_t>(v.stored) &&
+         std::get<std::int64_t>(v.stored) == value;
 }
 
 // ---- latency ---------------------------------------------------------------------------------------
@@ -115,13 +108,14 @@ asio::awaitable<Json> latency(asio::io_context& io, const Options& o) {
   out["kem"] = co.kems.empty() ? "" : std::string(*kem_name(co.kems[0]));
   out["links"] = o.links;
   out["version"] = std::string("SRMCP v2, pqot ") + PQOT_VERSION_STRING;
+  out["encoding"] = o.encoding;
   std::uint64_t errors = 0;
 
   for (unsigned i = 0; i < o.warmup; ++i) {
     Client c(io, co);
     co_await c.async_connect();
-    errors += !read_ok(co_await c.async_request(MessageType::read, read_body()));
-    errors += !write_ok(co_await c.async_request(MessageType::write, write_body(100)), 100);
+    errors += !read_ok(co_await c.async_read(kIds));
+    errors += !write_ok(co_await c.async_write(write_values(100)), 100);
     co_await c.async_close();
   }
 
@@ -148,11 +142,10 @@ asio::awaitable<Json> latency(asio::io_context& io, const Options& o) {
   co_await c.async_connect();
   bool reads_ok = true;
   {
-    const Json body = read_body();
     Phase phase(server_pid(o));
     for (unsigned i = 0; i < o.n; ++i) {
       const auto t0 = Clock::now();
-      const Response r = co_await c.async_request(MessageType::read, body);
+      const ReadReply r = co_await c.async_read(kIds);
       phase.add(us_between(t0, Clock::now()));
       if (!read_ok(r)) {
         ++errors;
@@ -161,21 +154,23 @@ asio::awaitable<Json> latency(asio::io_context& io, const Options& o) {
     }
     out["read"] = phase.finish();
   }
-  {
+  const unsigned writes = o.writes.value_or(o.n);
+  if (writes > 0) {
     Phase phase(server_pid(o));
-    for (unsigned i = 0; i < o.n; ++i) {
+    for (unsigned i = 0; i < writes; ++i) {
       const int value = pqot::bench::write_value(i);
-      Json body = write_body(value);
+      auto values = write_values(value);
       const auto t0 = Clock::now();
-      const Response r = co_await c.async_request(MessageType::write, std::move(body));
+      const WriteReply r = co_await c.async_write(std::move(values));
       phase.add(us_between(t0, Clock::now()));
       errors += !write_ok(r, value);
     }
     out["write"] = phase.finish();
   }
   // Read-back: node 0 must hold the last value written.
-  const Response back = co_await c.async_request(MessageType::read, read_body());
-  const bool back_ok = read_ok(back) && back.body["values"][0]["value"] == Json(pqot::bench::write_value(o.n - 1));
+  const ReadReply back = co_await c.async_read(kIds);
+  const bool back_ok = read_ok(back) && (writes == 0 || std::get<std::int64_t>(back.values[0].value) ==
+                                                           pqot::bench::write_value(writes - 1));
   co_await c.async_close();
   out["readback_ok"] = reads_ok && back_ok && errors == 0;
   out["errors"] = errors;
@@ -296,13 +291,12 @@ void close_sessions(Runner& runner, std::vector<Session>& clients) {
 }
 
 asio::awaitable<void> reader(Client& c, Clock::time_point end, Counters& counters) {
-  const Json body = read_body();
   while (Clock::now() < end) {
-    const Response r = co_await c.async_request(MessageType::read, body);
+    const ReadReply r = co_await c.async_read(kIds);
     if (read_ok(r)) {
       counters.ops.fetch_add(1, std::memory_order_relaxed);
     } else if (counters.errors.fetch_add(1, std::memory_order_relaxed) == 0) {
-      std::cerr << "srmcp-bench: read failed: " << status_name(r.status) << " " << r.body.dump() << "\n";
+      std::cerr << "srmcp-bench: read failed: " << status_name(r.status) << " " << r.message << "\n";
     }
   }
 }
@@ -400,6 +394,7 @@ void add_common(CLI::App* app, Options& o) {
   app->add_option("--key", o.key, "Client private key (PEM)")->required();
   app->add_option("--kem", o.kem, "KEM: ML-KEM-768, ML-KEM-1024 or X-Wing")->capture_default_str();
   app->add_option("--links", o.links, "Data links per session")->capture_default_str();
+  app->add_option("--encoding", o.encoding, "Body encoding offered: compact or json (§4, §9.2)")->capture_default_str();
   app->add_option("--server-pid", o.server_pid, "Server process, for its CPU time and RSS");
 }
 
@@ -413,6 +408,7 @@ int main(int argc, char** argv) {
   add_common(lat, o);
   lat->add_option("--n", o.n, "Reads and writes")->capture_default_str()->check(CLI::Range(1u, 10000000u));
   lat->add_option("--connects", o.connects, "Timed connects")->capture_default_str();
+  lat->add_option("--writes", o.writes, "Timed writes (default: --n; 0 = reads only, for profiles)");
   lat->add_option("--warmup", o.warmup, "Untimed connect+read+write cycles first")->capture_default_str();
   std::size_t points = kAllIds.size();
   lat->add_option("--points", points, "Nodes per read: bench.r0 .. (1..10)")->capture_default_str()->check(CLI::Range(1, 10));

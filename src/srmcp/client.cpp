@@ -8,6 +8,7 @@
 #include "endpoint.hpp"
 #include "pqot/srmcp/json_text.hpp"
 #include "pqot/common/byte_io.hpp"
+#include "pqot/common/printable.hpp"
 #include "pqot/crypto/error.hpp"
 #include "pqot/crypto/kem.hpp"
 #include "pqot/crypto/random.hpp"
@@ -25,10 +26,16 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   Impl(asio::io_context& io_, ClientOptions options_)
       : io(io_), strand(asio::make_strand(io_)), options(std::move(options_)) {}
 
+  // A response as it arrived: its status and body bytes (compact records or JSON text; an ERROR's
+  // and a local failure's body is JSON {"message": ...}).
+  struct RawResponse {
+    Status status = Status::ok;
+    std::string body;
+  };
   struct Pending {
     explicit Pending(asio::strand<asio::io_context::executor_type>& s) : timer(s) {}
     asio::steady_timer timer;
-    std::optional<Response> result;
+    std::optional<RawResponse> result;
   };
 
   asio::io_context& io;
@@ -45,6 +52,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::map<std::uint32_t, std::shared_ptr<Pending>> pending;
   std::uint32_t next_tid = 1;
   std::function<void(const Json&)> notification_handler;
+  std::function<void(const Notification&)> notification_values_handler;
+  BodyEncoding encoding = BodyEncoding::json;  // chosen by the server (§4)
   bool connected = false;
   bool closed = false;
 
@@ -62,7 +71,10 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   awaitable<void> read_loop(std::shared_ptr<Link> link);
   void deliver(Message m);
   // (owns body: it outlives the caller's). `on`: send on this link rather than a random one.
+  awaitable<RawResponse> request_raw(MessageType type, std::string body, std::shared_ptr<Link> on = nullptr);
   awaitable<Response> request(MessageType type, Json body, std::shared_ptr<Link> on = nullptr);
+  awaitable<ReadReply> read_values(std::vector<std::string> ids);
+  awaitable<WriteReply> write_values(std::vector<std::pair<std::string, Value>> values);
   awaitable<void> connect();  // the bodies of the public coroutines, on the strand
   awaitable<void> close();
   void shutdown();
@@ -86,6 +98,98 @@ Response expect_ok(Response r, std::string_view what) {
   return r;
 }
 
+std::string names(const std::vector<std::uint8_t>& versions) {
+  std::string out;
+  for (auto v : versions) {
+    if (!out.empty()) out += ", ";
+    const auto e = encoding_of_version(v);
+    out += e ? std::string(encoding_name(*e)) : "version " + std::to_string(v);
+  }
+  return out;
+}
+
+std::string names(const std::vector<KemId>& kems) {
+  std::string out;
+  for (auto k : kems) {
+    if (!out.empty()) out += ", ";
+    const auto n = kem_name(k);
+    out += n ? std::string(*n) : "KEM " + std::to_string(static_cast<int>(k));
+  }
+  return out;
+}
+
+// HELLO_REFUSED (§4): the server shares no body encoding or no KEM with this client.
+[[noreturn]] void refused(const HelloRefused& r, const ClientHello& hello) {
+  if (r.reason == HelloRefused::Reason::no_common_version) {
+    fail(Status::wrong_phase, "the server refused the hello: no common body encoding (this client offers " +
+                                  names(hello.versions) + "; the server accepts " + names(r.versions) + ")");
+  }
+  fail(Status::wrong_phase, "the server refused the hello: no common KEM (this client offers " + names(hello.kems) +
+                                "; the server accepts " + names(r.kems) + ")");
+}
+
+std::string message_text(std::string_view message) {
+  std::string text = "{\"message\":";
+  append_json_string(text, common::printable(message));
+  text += '}';
+  return text;
+}
+
+// The message of an ERROR body ({"message": ...}), or a description of a body that is not one.
+std::string error_message(const std::string& body, const Limits& limits) {
+  try {
+    const Json j = parse_json_body(crypto::as_bytes(body), limits, 0);
+    if (j.is_object() && j.contains("message") && j["message"].is_string()) return j["message"].get<std::string>();
+  } catch (const std::exception&) {
+  }
+  return "unparsable error body";
+}
+
+// A READ's ids and a WRITE's values from a JSON body of §9.1's schema (std::invalid_argument or a
+// Json exception otherwise).
+std::vector<std::string> json_ids(const Json& body) {
+  std::vector<std::string> ids;
+  for (const auto& id : body.at("ids")) ids.push_back(id.get<std::string>());
+  return ids;
+}
+
+std::vector<std::pair<std::string, Value>> json_values(const Json& body) {
+  std::vector<std::pair<std::string, Value>> values;
+  for (const auto& v : body.at("values")) {
+    Value value = from_json(v.at("value"));
+    if (std::holds_alternative<std::monostate>(value)) throw std::invalid_argument("a value is null");
+    values.emplace_back(v.at("id").get<std::string>(), std::move(value));
+  }
+  return values;
+}
+
+// Typed entries from the JSON responses of §9.1 (a JSON session's answer to the typed API).
+std::vector<NodeReading> readings_of(const Json& body) {
+  std::vector<NodeReading> out;
+  for (const auto& v : body.at("values")) {
+    NodeReading e;
+    e.id = v.at("id").get<std::string>();
+    e.status = static_cast<Status>(v.at("status").get<int>());
+    e.ts_ms = v.value("ts_ms", std::int64_t{0});
+    if (v.contains("type")) e.type = parse_type_name(v["type"].get<std::string>());
+    if (e.status == Status::ok) e.value = from_json(v.at("value"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<WriteOutcome> outcomes_of(const Json& body) {
+  std::vector<WriteOutcome> out;
+  for (const auto& v : body.at("values")) {
+    WriteOutcome e;
+    e.id = v.at("id").get<std::string>();
+    e.status = static_cast<Status>(v.at("status").get<int>());
+    if (e.status == Status::ok) e.stored = from_json(v.at("value"));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
 // TCP connect and TLS handshake to host:port, bounded by the connect timeout.
@@ -95,19 +199,25 @@ awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t po
                                                std::chrono::milliseconds(10000));
   stream->start_watchdog();
   stream->arm(options.connect_timeout);
-  asio::error_code literal_error;
-  const auto address = asio::ip::make_address(options.host, literal_error);
-  if (!literal_error) {
-    // An IP literal needs no resolver (which would start a thread for getaddrinfo).
-    co_await stream->tls().lowest_layer().async_connect(Tcp::endpoint(address, port), use_awaitable);
-  } else {
-    Tcp::resolver resolver(strand);
-    const auto endpoints = co_await resolver.async_resolve(options.host, std::to_string(port), use_awaitable);
-    co_await asio::async_connect(stream->tls().lowest_layer(), endpoints, use_awaitable);
+  // A failure closes the stream, which ends its watchdog: nothing is left running.
+  try {
+    asio::error_code literal_error;
+    const auto address = asio::ip::make_address(options.host, literal_error);
+    if (!literal_error) {
+      // An IP literal needs no resolver (which would start a thread for getaddrinfo).
+      co_await stream->tls().lowest_layer().async_connect(Tcp::endpoint(address, port), use_awaitable);
+    } else {
+      Tcp::resolver resolver(strand);
+      const auto endpoints = co_await resolver.async_resolve(options.host, std::to_string(port), use_awaitable);
+      co_await asio::async_connect(stream->tls().lowest_layer(), endpoints, use_awaitable);
+    }
+    stream->tls().lowest_layer().set_option(Tcp::no_delay(true));
+    channel::set_server_identity(stream->tls(), options.host);
+    co_await stream->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
+  } catch (...) {
+    stream->close();
+    throw;
   }
-  stream->tls().lowest_layer().set_option(Tcp::no_delay(true));
-  channel::set_server_identity(stream->tls(), options.host);
-  co_await stream->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
   co_return stream;
 }
 
@@ -117,6 +227,8 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
   KemId kem_id = options.kems.front();
   ClientHello hello;
   hello.kems = options.kems;
+  hello.versions.clear();
+  for (BodyEncoding e : options.encodings) hello.versions.push_back(static_cast<std::uint8_t>(e));
   crypto::KemKeyPair kp;
   Bytes hello_body;
   RawFrame frame;
@@ -134,9 +246,16 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
       fail(Status::internal, "server asked for a KEM that was not offered");
     }
   }
+  if (frame.header.type == FrameType::hello_refused) refused(parse_hello_refused(frame.body), hello);
   if (frame.header.type != FrameType::server_hello) fail(Status::internal, "handshake: no SERVER_HELLO");
   const ServerHello sh = parse_server_hello(frame.body);
   if (sh.kem != kem_id) fail(Status::internal, "handshake: server answered with another KEM");
+  const auto chosen = encoding_of_version(sh.version);
+  if (!chosen || std::find(options.encodings.begin(), options.encodings.end(), *chosen) == options.encodings.end()) {
+    fail(Status::internal, "handshake: server chose protocol version " + std::to_string(sh.version) +
+                               ", which this client did not offer");
+  }
+  encoding = *chosen;
   const crypto::SecretBytes ss = crypto::kem_by_name(*kem_name(kem_id)).decapsulate(kp.secret_key, sh.ct);
   const auto th = transcript_hash(hello_body, frame.body);
   Bytes exporter = channel::tls_exporter(control.tls(), "EXPORTER-SRMCP-v2");
@@ -154,6 +273,7 @@ awaitable<void> Client::Impl::handshake(std::shared_ptr<Link> link0) {
   link_key = keys.link;
   session.session_id = sh.session_id;
   session.kem = kem_id;
+  session.encoding = encoding;
 
   // SESSION_READY confirms that both sides hold the same keys.
   frame = co_await control.read_frame();
@@ -286,61 +406,175 @@ void Client::Impl::deliver(Message m) {
   const std::uint32_t skew = clock_skew_s(h.timestamp_s);
   const bool stale = outside_window(skew, timestamp_window_ms);
   if (h.type == MessageType::notification && h.tid == 0) {
-    if (notification_handler && !stale) {
-      try {
-        notification_handler(parse_json_body(m.body, options.limits, 0));
-      } catch (const std::exception&) {
+    if ((!notification_handler && !notification_values_handler) || stale) return;
+    try {
+      if (has_compact_body(encoding, h.type)) {
+        const Notification n = compact::decode_notification(m.body, options.limits);
+        if (notification_values_handler) notification_values_handler(n);
+        if (notification_handler) notification_handler(to_json(n));
+      } else {
+        const Json j = parse_json_body(m.body, options.limits, 0);
+        if (notification_handler) notification_handler(j);
+        if (notification_values_handler) {
+          Notification n;
+          n.subscription = j.at("subscription").get<std::uint64_t>();
+          n.values = readings_of(j);
+          notification_values_handler(n);
+        }
       }
+    } catch (const std::exception&) {
+      // A malformed notification is dropped.
     }
     return;
   }
   auto it = pending.find(h.tid);
   if (it == pending.end()) return;  // late: its deadline already passed
-  Response r;
-  r.status = h.status;
   if (stale) {
-    r.status = Status::stale_timestamp;
-    r.body = Json{{"message", "response timestamp differs from this clock by " + std::to_string(skew) + " s"}};
-    it->second->result = std::move(r);
-    it->second->timer.cancel();
-    return;
+    it->second->result = RawResponse{Status::stale_timestamp, message_text("response timestamp differs from this clock by " +
+                                                                             std::to_string(skew) + " s")};
+  } else {
+    it->second->result = RawResponse{h.status, std::string(m.body.begin(), m.body.end())};
   }
-  try {
-    r.body = parse_json_body(m.body, options.limits, h.tid);
-  } catch (const ProtocolError&) {
-    r.status = Status::bad_request;
-    r.body = Json{{"message", "unparsable response body"}};
-  }
-  it->second->result = std::move(r);
   it->second->timer.cancel();
 }
 
-awaitable<Response> Client::Impl::request(MessageType type, Json body, std::shared_ptr<Link> on) {
+awaitable<Client::Impl::RawResponse> Client::Impl::request_raw(MessageType type, std::string body,
+                                                               std::shared_ptr<Link> on) {
   auto self = shared_from_this();
-  if (closed || !endpoint) co_return Response{Status::internal, Json{{"message", "not connected"}}};
+  if (closed || !endpoint) co_return RawResponse{Status::internal, message_text("not connected")};
   std::uint32_t tid = next_tid++;
   if (tid == 0) tid = next_tid++;
   auto p = std::make_shared<Pending>(strand);
   p->timer.expires_after(options.deadline);
   pending[tid] = p;
-  const std::string text = to_json_text(body);
   try {
     if (on) {
-      endpoint->send_on(*on, MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text));
+      endpoint->send_on(*on, MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(body));
     } else {
-      endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(text), 1);
+      endpoint->send(MessageHeader{type, false, Status::ok, tid}, crypto::as_bytes(body), 1);
     }
   } catch (const ProtocolError& e) {
     pending.erase(tid);
-    co_return Response{e.status(), Json{{"message", e.what()}}};
+    co_return RawResponse{e.status(), message_text(e.what())};
   }
   asio::error_code ec;
   co_await p->timer.async_wait(asio::redirect_error(use_awaitable, ec));
   pending.erase(tid);
   if (p->result) co_return std::move(*p->result);
-  if (closed) co_return Response{Status::internal, Json{{"message", "connection closed"}}};
-  co_return Response{Status::timeout, Json{{"message", "no response within " + std::to_string(options.deadline.count()) +
-                                                           " ms"}}};
+  if (closed) co_return RawResponse{Status::internal, message_text("connection closed")};
+  co_return RawResponse{Status::timeout,
+                        message_text("no response within " + std::to_string(options.deadline.count()) + " ms")};
+}
+
+awaitable<Response> Client::Impl::request(MessageType type, Json body, std::shared_ptr<Link> on) {
+  auto self = shared_from_this();
+  const bool compact = has_compact_body(encoding, type);
+  std::string text;
+  std::vector<std::string> ids;  // what a compact response's entries answer, in order
+  try {
+    if (compact && type == MessageType::read) {
+      ids = json_ids(body);
+      compact::encode_read_request(ids, text);
+    } else if (compact && type == MessageType::write) {
+      const auto values = json_values(body);
+      for (const auto& v : values) ids.push_back(v.first);
+      compact::encode_write_request(values, text);
+    } else {
+      text = to_json_text(body);
+    }
+  } catch (const std::exception& e) {
+    co_return Response{Status::bad_request, Json{{"message", std::string("request not sent: ") + e.what()}}};
+  }
+  RawResponse raw = co_await request_raw(type, std::move(text), std::move(on));
+  Response r;
+  r.status = raw.status;
+  try {
+    const ByteView bytes = crypto::as_bytes(raw.body);
+    if (raw.status == Status::ok && compact && type == MessageType::read) {
+      r.body = to_json(compact::decode_read_response(bytes, ids, options.limits));
+    } else if (raw.status == Status::ok && compact && type == MessageType::write) {
+      r.body = to_json(compact::decode_write_response(bytes, ids, options.limits));
+    } else {
+      r.body = parse_json_body(bytes, options.limits, 0);
+    }
+  } catch (const std::exception&) {
+    r.status = Status::bad_request;
+    r.body = Json{{"message", "unparsable response body"}};
+  }
+  co_return r;
+}
+
+awaitable<ReadReply> Client::Impl::read_values(std::vector<std::string> ids) {
+  auto self = shared_from_this();
+  const bool compact = encoding == BodyEncoding::compact;
+  std::string text;
+  ReadReply reply;
+  try {
+    if (compact) {
+      compact::encode_read_request(ids, text);
+    } else {
+      text = to_json_text(Json{{"ids", ids}});
+    }
+  } catch (const std::exception& e) {
+    reply.status = Status::bad_request;
+    reply.message = std::string("request not sent: ") + e.what();
+    co_return reply;
+  }
+  RawResponse raw = co_await request_raw(MessageType::read, std::move(text));
+  reply.status = raw.status;
+  if (raw.status != Status::ok) {
+    reply.message = error_message(raw.body, options.limits);
+    co_return reply;
+  }
+  try {
+    const ByteView bytes = crypto::as_bytes(raw.body);
+    reply.values = compact ? compact::decode_read_response(bytes, ids, options.limits)
+                           : readings_of(parse_json_body(bytes, options.limits, 0));
+    if (reply.values.size() != ids.size()) throw std::invalid_argument("entry count");
+  } catch (const std::exception&) {
+    reply = ReadReply{Status::bad_request, "unparsable response body", {}};
+  }
+  co_return reply;
+}
+
+awaitable<WriteReply> Client::Impl::write_values(std::vector<std::pair<std::string, Value>> values) {
+  auto self = shared_from_this();
+  const bool compact = encoding == BodyEncoding::compact;
+  std::string text;
+  WriteReply reply;
+  std::vector<std::string> ids;
+  try {
+    if (compact) {
+      compact::encode_write_request(values, text);
+    } else {
+      Json list = Json::array();
+      for (const auto& [id, v] : values) {
+        if (std::holds_alternative<std::monostate>(v)) throw std::invalid_argument("a value to write is missing");
+        list.push_back(Json{{"id", id}, {"value", to_json(v)}});
+      }
+      text = to_json_text(Json{{"values", std::move(list)}});
+    }
+  } catch (const std::exception& e) {
+    reply.status = Status::bad_request;
+    reply.message = std::string("request not sent: ") + e.what();
+    co_return reply;
+  }
+  for (const auto& v : values) ids.push_back(v.first);
+  RawResponse raw = co_await request_raw(MessageType::write, std::move(text));
+  reply.status = raw.status;
+  if (raw.status != Status::ok) {
+    reply.message = error_message(raw.body, options.limits);
+    co_return reply;
+  }
+  try {
+    const ByteView bytes = crypto::as_bytes(raw.body);
+    reply.values = compact ? compact::decode_write_response(bytes, ids, options.limits)
+                           : outcomes_of(parse_json_body(bytes, options.limits, 0));
+    if (reply.values.size() != ids.size()) throw std::invalid_argument("entry count");
+  } catch (const std::exception&) {
+    reply = WriteReply{Status::bad_request, "unparsable response body", {}};
+  }
+  co_return reply;
 }
 
 void Client::Impl::shutdown() {
@@ -391,6 +625,9 @@ awaitable<void> Client::async_connect() {
 awaitable<void> Client::Impl::connect() {
   auto impl = shared_from_this();
   if (impl->options.kems.empty()) fail(Status::internal, "no KEM to offer");
+  if (impl->options.encodings.empty() || impl->options.encodings.size() > 8) {
+    fail(Status::internal, "offer 1..8 body encodings");
+  }
   if (!impl->tls) {
     impl->tls = impl->options.tls_context ? impl->options.tls_context
                                           : std::make_shared<asio::ssl::context>(channel::make_client_tls(impl->options.tls));
@@ -398,7 +635,12 @@ awaitable<void> Client::Impl::connect() {
   auto link0 = std::make_shared<Link>();
   link0->id = 0;
   link0->stream = co_await impl->open_tls(impl->options.port);
-  co_await impl->handshake(link0);
+  try {
+    co_await impl->handshake(link0);
+  } catch (...) {
+    link0->stream->close();  // (ends its watchdog: a failed connect leaves nothing running)
+    throw;
+  }
   link0->stream->disarm();
   impl->connected = true;
   asio::co_spawn(impl->strand, impl->read_loop(link0), asio::detached);
@@ -412,6 +654,16 @@ awaitable<void> Client::Impl::connect() {
 awaitable<Response> Client::async_request(MessageType type, Json body) {
   auto impl = impl_;
   co_return co_await asio::co_spawn(impl->strand, impl->request(type, std::move(body)), use_awaitable);
+}
+
+awaitable<ReadReply> Client::async_read(std::vector<std::string> ids) {
+  auto impl = impl_;
+  co_return co_await asio::co_spawn(impl->strand, impl->read_values(std::move(ids)), use_awaitable);
+}
+
+awaitable<WriteReply> Client::async_write(std::vector<std::pair<std::string, Value>> values) {
+  auto impl = impl_;
+  co_return co_await asio::co_spawn(impl->strand, impl->write_values(std::move(values)), use_awaitable);
 }
 
 awaitable<void> Client::async_close() {
@@ -455,6 +707,18 @@ Json Client::write(const std::vector<std::pair<std::string, Json>>& values) {
   return expect_ok(request(MessageType::write, Json{{"values", list}}), "WRITE").body;
 }
 
+std::vector<NodeReading> Client::read_values(const std::vector<std::string>& ids) {
+  ReadReply r = impl_->run_blocking(impl_->read_values(ids));
+  if (r.status != Status::ok) fail(r.status, "READ failed: " + status_name(r.status) + " (" + r.message + ")");
+  return std::move(r.values);
+}
+
+std::vector<WriteOutcome> Client::write_values(const std::vector<std::pair<std::string, Value>>& values) {
+  WriteReply r = impl_->run_blocking(impl_->write_values(values));
+  if (r.status != Status::ok) fail(r.status, "WRITE failed: " + status_name(r.status) + " (" + r.message + ")");
+  return std::move(r.values);
+}
+
 std::uint64_t Client::subscribe(const std::vector<std::string>& ids, std::chrono::milliseconds interval) {
   const Json body{{"ids", ids}, {"interval_ms", interval.count()}};
   return expect_ok(request(MessageType::subscribe, body), "SUBSCRIBE").body.at("subscription").get<std::uint64_t>();
@@ -470,6 +734,11 @@ void Client::close() { impl_->run_blocking(impl_->close()); }
 
 void Client::on_notification(std::function<void(const Json&)> handler) {
   asio::post(impl_->strand, [impl = impl_, h = std::move(handler)]() mutable { impl->notification_handler = std::move(h); });
+}
+
+void Client::on_notification_values(std::function<void(const Notification&)> handler) {
+  asio::post(impl_->strand,
+             [impl = impl_, h = std::move(handler)]() mutable { impl->notification_values_handler = std::move(h); });
 }
 
 SessionInfo Client::info() const {

@@ -1,7 +1,7 @@
 // SRMCP node store (docs/srmcp.md §9, §11; docs/srmcpd.md "Node model"): types, ACLs, backends, READ/WRITE/BROWSE.
 #include "pqot/srmcp/node.hpp"
 
-#include "pqot/srmcp/json_text.hpp"
+#include "node_pending.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -112,13 +112,6 @@ Json default_value(ValueType t) {
   return nullptr;
 }
 
-std::int64_t to_ms(std::chrono::system_clock::time_point tp) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(tp.time_since_epoch()).count();
-}
-
-int code(Status s) {
-  return static_cast<int>(s);
-}
 
 // What a backend gave, as a client may see it: a value of the wrong type means a broken backend.
 ReadResult checked_read(ValueType type, ReadResult r) {
@@ -294,26 +287,6 @@ Json NodeStore::browse(const std::string& root, int depth, const Principal& who)
   return Json{{"nodes", std::move(out)}};
 }
 
-// One entry of a READ result (§9): the node's type (none for an unknown id) and what its Read gave.
-struct NodeStore::ReadEntry {
-  const std::string* id;
-  std::optional<ValueType> type;
-  ReadResult result;
-};
-
-// A READ in progress. `pending` counts the backends still to answer plus one for the caller
-// while it starts them; whoever brings it to zero finishes the READ (the caller itself when
-// every node answered at once, then without calling `finish`).
-struct NodeStore::PendingRead {
-  std::vector<std::string> ids;  // owned: the request may be gone when a backend answers
-  std::vector<ReadEntry> entries;
-  std::atomic<std::size_t> pending{1};
-  ReadFinish finish;
-
-  void answered() {
-    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(*this);
-  }
-};
 
 std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<std::string>& ids,
                                                               const Principal& who, ReadFinish finish,
@@ -369,64 +342,6 @@ std::shared_ptr<NodeStore::PendingRead> NodeStore::read_and_wait(const std::vect
   return st;
 }
 
-Json NodeStore::read(const std::vector<std::string>& ids, const Principal& who) const {
-  Json values = Json::array();
-  const auto st = read_and_wait(ids, who);  // owns the entries (and the ids they point to)
-  for (auto& e : st->entries) {
-    Json entry{{"id", *e.id}};
-    if (e.type) entry["type"] = type_name(*e.type);
-    if (e.result.status == Status::ok) entry["value"] = std::move(e.result.value);
-    entry["ts_ms"] = to_ms(e.result.timestamp);
-    entry["status"] = code(e.result.status);
-    values.push_back(std::move(entry));
-  }
-  return Json{{"values", std::move(values)}};
-}
-void NodeStore::append_read_text(const PendingRead& st, std::string& out) {
-  // The same JSON as read(), written directly (keys in dump()'s order: id, status, ts_ms, type,
-  // value): a READ of ten nodes otherwise builds and frees some fifty small objects.
-  out += "{\"values\":[";
-  bool first = true;
-  for (const auto& e : st.entries) {
-    out += first ? "{\"id\":" : ",{\"id\":";
-    first = false;
-    append_json_string(out, *e.id);
-    out += ",\"status\":";
-    out += std::to_string(code(e.result.status));
-    out += ",\"ts_ms\":";
-    out += std::to_string(to_ms(e.result.timestamp));
-    if (e.type) {
-      out += ",\"type\":\"";
-      out += type_name(*e.type);  // fixed ASCII names: no escaping needed
-      out += '"';
-    }
-    if (e.result.status == Status::ok) {
-      out += ",\"value\":";
-      append_json(out, e.result.value);
-    }
-    out += '}';
-  }
-  out += "]}";
-}
-
-void NodeStore::read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out) const {
-  append_read_text(*read_and_wait(ids, who), out);
-}
-
-bool NodeStore::read_text(const std::vector<std::string>& ids, const Principal& who, std::string& out,
-                          TextDone later) const {
-  bool done_now = false;
-  auto st = start_read(
-      ids, who,
-      [later = std::move(later)](PendingRead& p) {
-        std::string text;
-        append_read_text(p, text);
-        later(std::move(text));
-      },
-      done_now);
-  if (done_now) append_read_text(*st, out);
-  return done_now;
-}
 
 bool NodeStore::read_results(const std::vector<std::string>& ids, const Principal& who,
                              std::vector<ReadResult>& out, ResultsDone later) const {
@@ -465,22 +380,6 @@ std::optional<std::pair<std::string, Status>> NodeStore::check_readable(const st
 
 // ---- WRITE -------------------------------------------------------------------------------------
 
-struct NodeStore::WriteEntry {
-  std::string id;
-  Status status = Status::ok;
-  Json stored;
-};
-
-// A WRITE in progress; the same counting as PendingRead.
-struct NodeStore::PendingWrite {
-  std::vector<WriteEntry> entries;
-  std::atomic<std::size_t> pending{1};
-  WriteFinish finish;
-
-  void answered() {
-    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(*this);
-  }
-};
 
 namespace {
 
@@ -512,6 +411,7 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
       continue;
     }
     Node& n = *it->second;
+    e.type = n.spec.type;
     if (n.is_folder() || n.spec.writers.empty()) {
       e.status = Status::not_writable;
     } else if (!acl_allows(n.spec.writers, who)) {
@@ -561,52 +461,5 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
   return st;
 }
 
-void NodeStore::append_write_text(const PendingWrite& st, std::string& out) {
-  out += "{\"values\":[";
-  bool first = true;
-  for (const auto& e : st.entries) {
-    out += first ? "{\"id\":" : ",{\"id\":";
-    first = false;
-    append_json_string(out, e.id);
-    out += ",\"status\":";
-    out += std::to_string(code(e.status));
-    if (e.status == Status::ok) {
-      out += ",\"value\":";
-      append_json(out, e.stored);
-    }
-    out += '}';
-  }
-  out += "]}";
-}
-
-Json NodeStore::write(const std::vector<std::pair<std::string, Json>>& values, const Principal& who) {
-  auto finished = std::make_shared<std::promise<void>>();
-  bool done_now = false;
-  auto st = start_write(values, who, [finished](PendingWrite&) { finished->set_value(); }, done_now);
-  if (!done_now) finished->get_future().wait();
-  Json results = Json::array();
-  for (auto& e : st->entries) {
-    Json entry{{"id", e.id}};
-    if (e.status == Status::ok) entry["value"] = std::move(e.stored);
-    entry["status"] = code(e.status);
-    results.push_back(std::move(entry));
-  }
-  return Json{{"values", std::move(results)}};
-}
-
-bool NodeStore::write_text(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
-                           std::string& out, TextDone later) {
-  bool done_now = false;
-  auto st = start_write(
-      values, who,
-      [later = std::move(later)](PendingWrite& p) {
-        std::string text;
-        append_write_text(p, text);
-        later(std::move(text));
-      },
-      done_now);
-  if (done_now) append_write_text(*st, out);
-  return done_now;
-}
 
 }  // namespace pqot::srmcp

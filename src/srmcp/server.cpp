@@ -284,6 +284,8 @@ std::uint16_t Server::port() const {
 ServerStats Server::stats() const {
   ServerStats s;
   s.sessions_total = impl_->sessions_total;
+  s.sessions_compact = impl_->sessions_compact;
+  s.sessions_json = impl_->sessions_json;
   s.sessions_active = impl_->established.load();
   s.handshakes_in_progress = impl_->handshakes->in_progress();
   s.partial_bytes = impl_->partial_budget->used();

@@ -88,6 +88,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   common::LogLimiter session_log;
 
   std::atomic<std::uint64_t> sessions_total{0};
+  std::atomic<std::uint64_t> sessions_compact{0};
+  std::atomic<std::uint64_t> sessions_json{0};
   std::atomic<std::uint64_t> links_active{0};
   std::atomic<std::uint64_t> requests{0};
   std::atomic<std::uint64_t> errors{0};
@@ -153,7 +155,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   };
 
   // server_session.cpp
-  asio::awaitable<bool> handshake(Link& control);
+  asio::awaitable<void> handshake(Link& control);
+  [[noreturn]] void refuse_hello(FramedStream& control, HelloRefused::Reason reason, const ClientHello& hello);
   asio::awaitable<void> read_loop(std::shared_ptr<Link> link);
   asio::awaitable<bool> wait_for_room();
   bool room() const;
@@ -166,8 +169,9 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   void close_gracefully();
   // server_services.cpp
   void handle(Link& link, Message m);
-  // The response body (JSON text), or nullopt when a backend answers later (deferred_reply).
-  std::optional<std::string> dispatch(Link& link, const MessageHeader& h, const Json& body, Clock::time_point arrived);
+  // The response body (in the session's encoding for READ and WRITE, else JSON text), or nullopt
+  // when a backend answers later (deferred_reply).
+  std::optional<std::string> dispatch(Link& link, const MessageHeader& h, ByteView body, Clock::time_point arrived);
   NodeStore::TextDone deferred_reply(std::uint32_t tid, MessageType type, Clock::time_point arrived,
                                      std::size_t ops);
   NodeStore& nodes();
@@ -183,6 +187,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   Json subscribe(const SubscribeRequest& request);
   void unsubscribe(std::uint64_t id, std::uint32_t tid);
   asio::awaitable<void> run_subscription(std::uint64_t id);
+  std::string notification_body(std::uint64_t subscription, const std::vector<std::string>& ids,
+                                const std::vector<ReadResult>& results, const std::vector<std::size_t>& changed) const;
 
   std::shared_ptr<Server::Impl> server_;
   asio::strand<asio::io_context::executor_type> strand_;
@@ -195,6 +201,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   bool opened_ = false;       // handshake complete: no longer evictable
   bool closing_ = false;      // CLOSE received: no further requests
   std::uint64_t session_id_ = 0;
+  BodyEncoding encoding_ = BodyEncoding::json;  // chosen in the hello (§4)
+  bool hello_refused_ = false;                  // HELLO_REFUSED queued: close after writing it
   std::optional<Endpoint> endpoint_;
   std::optional<Key> link_key_;
   std::uint32_t next_link_id_ = 1;

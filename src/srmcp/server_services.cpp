@@ -1,12 +1,20 @@
 // The request services of a server session (§9): checks every request passes (timestamp, phase),
 // then BROWSE, READ, WRITE, SUBSCRIBE, UNSUBSCRIBE, PING, CLOSE, LINK_REQUEST and LINK_CLOSE.
 // Runs on the session's strand.
+#include "pqot/srmcp/compact.hpp"
 #include "pqot/srmcp/json_text.hpp"
 #include "server_impl.hpp"
 
 namespace pqot::srmcp {
 
 namespace {
+// A JSON request body: it must be an object (§9.1).
+Json json_object_body(ByteView raw, const Limits& limits, std::uint32_t tid) {
+  Json body = parse_json_body(raw, limits, tid);
+  if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", tid);
+  return body;
+}
+
 // The ERROR body (§9): {"message": text}.
 std::string error_body(std::string_view message) {
   std::string text = "{\"message\":";
@@ -31,11 +39,8 @@ void ServerSession::handle(Link& link, Message m) {
     return;
   }
   try {
-    const Json body = h.type == MessageType::close ? Json::object()
-                                                   : parse_json_body(m.body, endpoint_->limits(), h.tid);
-    if (!body.is_object()) throw ProtocolError(Action::reply, Status::bad_request, "body must be a JSON object", h.tid);
-    if (auto text = dispatch(link, h, body, arrived)) {
-      reply_text(h.tid, h.type, Status::ok, *text);
+    if (auto body = dispatch(link, h, m.body, arrived)) {
+      reply_text(h.tid, h.type, Status::ok, *body);
       server_->count_request(h.type, arrived);
     }
     if (h.type == MessageType::close) close_gracefully();
@@ -73,35 +78,41 @@ NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType
   };
 }
 
-std::optional<std::string> ServerSession::dispatch(Link& link, const MessageHeader& h, const Json& body,
+std::optional<std::string> ServerSession::dispatch(Link& link, const MessageHeader& h, ByteView raw,
                                                    Clock::time_point arrived) {
   const Limits& limits = endpoint_->limits();
   auto& nodes = this->nodes();
+  const bool compact = has_compact_body(encoding_, h.type);
+  // The hot paths: READ and WRITE bodies are written directly (JSON text or compact records),
+  // without a Json value in between; the operations count against max_backend_ops only while a
+  // backend is waited for.
+  if (h.type == MessageType::read) {
+    const auto ids = compact ? compact::decode_read_request(raw, limits, h.tid).ids
+                             : decode_read(json_object_body(raw, limits, h.tid), limits, h.tid).ids;
+    std::string body;
+    body.reserve(512);
+    if (nodes.read_body(ids, principal_, encoding_, body, deferred_reply(h.tid, h.type, arrived, ids.size()))) {
+      backend_ops_ -= ids.size();
+      return body;
+    }
+    return std::nullopt;
+  }
+  if (h.type == MessageType::write) {
+    const auto values = compact ? compact::decode_write_request(raw, limits, h.tid).values
+                                : decode_write(json_object_body(raw, limits, h.tid), limits, h.tid).values;
+    std::string body;
+    if (nodes.write_body(values, principal_, encoding_, body, deferred_reply(h.tid, h.type, arrived, values.size()))) {
+      backend_ops_ -= values.size();
+      return body;
+    }
+    return std::nullopt;
+  }
+  // CLOSE's body is not read (§9.1).
+  const Json body = h.type == MessageType::close ? Json::object() : json_object_body(raw, limits, h.tid);
   switch (h.type) {
     case MessageType::browse: {
       const auto r = decode_browse(body, h.tid);
       return to_json_text(nodes.browse(r.root, r.depth, principal_));
-    }
-    case MessageType::read: {
-      // The hot path: the result is written as text directly, without a Json value in between.
-      const auto ids = decode_read(body, limits, h.tid).ids;
-      std::string text;
-      text.reserve(512);
-      // The operations count against max_backend_ops only while a backend is waited for.
-      if (nodes.read_text(ids, principal_, text, deferred_reply(h.tid, h.type, arrived, ids.size()))) {
-        backend_ops_ -= ids.size();
-        return text;
-      }
-      return std::nullopt;
-    }
-    case MessageType::write: {
-      const auto values = decode_write(body, limits, h.tid).values;
-      std::string text;
-      if (nodes.write_text(values, principal_, text, deferred_reply(h.tid, h.type, arrived, values.size()))) {
-        backend_ops_ -= values.size();
-        return text;
-      }
-      return std::nullopt;
     }
     case MessageType::subscribe:
       return to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));

@@ -87,11 +87,7 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
   }
   established_ = true;
   try {
-    if (!co_await handshake(*link0)) {
-      if (!closed_) server_->refuse(Refusal::hello_failed, peer_, "hello refused: nothing in common");
-      ++server_->closed_on_error;
-      co_return;
-    }
+    co_await handshake(*link0);
   } catch (const ProtocolError& e) {
     ++server_->closed_on_error;  // a protocol violation in the hello phase (§4)
     if (!closed_) server_->refuse(Refusal::hello_failed, peer_, std::string("hello refused: ") + e.what());
@@ -108,6 +104,7 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
   opened_ = true;
   handshake_ticket_.release();  // the session is open: no longer a handshake in progress
   ++server_->sessions_total;
+  ++(encoding_ == BodyEncoding::compact ? server_->sessions_compact : server_->sessions_json);
   log_session_event("opened: client '" + common::printable(principal_.identity) + "' from " + peer_);
   add_link(link0);
   co_await read_loop(link0);  // the session lives as long as its control connection
@@ -115,34 +112,94 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
   log_session_event("closed");
 }
 
-// §4: CLIENT_HELLO, optional HELLO_RETRY, SERVER_HELLO, SESSION_READY.
-awaitable<bool> ServerSession::handshake(Link& link0) {
+namespace {
+
+template <class T>
+bool offered(const std::vector<T>& list, T v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+[[noreturn]] void hello_fails(const std::string& why) {
+  throw ProtocolError(Action::close, Status::bad_request, why);
+}
+
+std::string list_text(const std::vector<std::uint8_t>& versions) {
+  std::string out;
+  for (auto v : versions) {
+    if (!out.empty()) out += ", ";
+    const auto e = encoding_of_version(v);
+    out += e ? std::string(encoding_name(*e)) : "version " + std::to_string(v);
+  }
+  return out;
+}
+
+std::string list_text(const std::vector<KemId>& kems) {
+  std::string out;
+  for (auto k : kems) {
+    if (!out.empty()) out += ", ";
+    const auto n = kem_name(k);
+    out += n ? std::string(*n) : "KEM " + std::to_string(static_cast<int>(k));
+  }
+  return out;
+}
+
+}  // namespace
+
+// The client shares no protocol version (body encoding) or no KEM with this server: HELLO_REFUSED
+// says which and what the server accepts, then the connection closes once it is written (§4).
+void ServerSession::refuse_hello(FramedStream& control, HelloRefused::Reason reason, const ClientHello& hello) {
+  const auto& cfg = server_->config;
+  HelloRefused r;
+  r.reason = reason;
+  for (auto e : cfg.body_encodings) r.versions.push_back(static_cast<std::uint8_t>(e));
+  r.kems = cfg.kem_preference;
+  control.send(plain_frame(FrameType::hello_refused, encode(r)));
+  hello_refused_ = true;
+  if (reason == HelloRefused::Reason::no_common_version) {
+    hello_fails("no common body encoding: the client offers " + list_text(hello.versions) + ", this server accepts " +
+                list_text(r.versions));
+  }
+  hello_fails("no common KEM: the client offers " + list_text(hello.kems) + ", this server accepts " +
+              list_text(r.kems));
+}
+
+// §4: CLIENT_HELLO, optional HELLO_RETRY, SERVER_HELLO, SESSION_READY. Throws ProtocolError{close}
+// with the reason when the hello fails.
+awaitable<void> ServerSession::handshake(Link& link0) {
   const auto& cfg = server_->config;
   FramedStream& control = *link0.stream;
   RawFrame frame = co_await control.read_frame();
-  if (frame.header.type != FrameType::client_hello) co_return false;
+  if (frame.header.type != FrameType::client_hello) hello_fails("the first frame is not a CLIENT_HELLO");
   ClientHello hello = parse_client_hello(frame.body);
-  if (std::find(hello.versions.begin(), hello.versions.end(), kVersion) == hello.versions.end()) co_return false;
+  // The first of the server's encodings, and of its KEMs, that the client offers.
+  std::optional<BodyEncoding> encoding;
+  for (BodyEncoding e : cfg.body_encodings) {
+    if (offered(hello.versions, static_cast<std::uint8_t>(e))) {
+      encoding = e;
+      break;
+    }
+  }
+  if (!encoding) refuse_hello(control, HelloRefused::Reason::no_common_version, hello);
   std::optional<KemId> chosen;
   for (KemId k : cfg.kem_preference) {
-    if (std::find(hello.kems.begin(), hello.kems.end(), k) != hello.kems.end()) {
+    if (offered(hello.kems, k)) {
       chosen = k;
       break;
     }
   }
-  if (!chosen) co_return false;
+  if (!chosen) refuse_hello(control, HelloRefused::Reason::no_common_kem, hello);
   if (*chosen != hello.kem) {
     control.send(plain_frame(FrameType::hello_retry, encode_hello_retry(*chosen)));
     frame = co_await control.read_frame();
-    if (frame.header.type != FrameType::client_hello) co_return false;
+    if (frame.header.type != FrameType::client_hello) hello_fails("no CLIENT_HELLO after HELLO_RETRY");
     hello = parse_client_hello(frame.body);
     // The second hello stands on its own (§4): version and KEM list are checked again.
-    if (hello.kem != *chosen ||
-        std::find(hello.versions.begin(), hello.versions.end(), kVersion) == hello.versions.end() ||
-        std::find(hello.kems.begin(), hello.kems.end(), *chosen) == hello.kems.end()) {
-      co_return false;
+    if (hello.kem != *chosen || !offered(hello.versions, static_cast<std::uint8_t>(*encoding)) ||
+        !offered(hello.kems, *chosen)) {
+      hello_fails("the CLIENT_HELLO after HELLO_RETRY does not offer what was chosen");
     }
   }
+  encoding_ = *encoding;
   const crypto::Kem& kem = crypto::kem_by_name(*kem_name(*chosen));
   crypto::KemEncapsulation enc;
   try {
@@ -151,6 +208,7 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
     throw ProtocolError(Action::close, Status::bad_request, std::string("bad key share: ") + e.what());
   }
   ServerHello sh;
+  sh.version = static_cast<std::uint8_t>(encoding_);
   sh.kem = *chosen;
   sh.ct = std::move(enc.ciphertext);
   crypto::random_bytes(sh.server_random);
@@ -184,7 +242,6 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
                    {"max_nodes_per_request", cfg.limits.max_nodes_per_request}};
   const std::string text = to_json_text(ready);
   endpoint_->send_on(link0, MessageHeader{MessageType::session_ready, true, Status::ok, 0}, crypto::as_bytes(text));
-  co_return true;
 }
 
 void ServerSession::add_link(std::shared_ptr<Link> link) {
@@ -316,7 +373,14 @@ void ServerSession::close() {
   if (partial_timer_) partial_timer_->cancel();
   for (auto& t : room_waiters_) t->cancel();
   room_waiters_.clear();
-  if (control_) control_->close();
+  if (control_) {
+    // A HELLO_REFUSED is written before the connection closes (a peer that stops reading: 1 s).
+    if (hello_refused_) {
+      control_->close_after_flush(std::chrono::seconds(1));
+    } else {
+      control_->close();
+    }
+  }
   if (endpoint_) endpoint_->close_all();  // the read loops end and detach their links
   if (established_) {
     established_ = false;

@@ -4,6 +4,7 @@
 // waits (devices) are sampled at most every min_backend_sample, one sample at a time per
 // subscription, and not while the session is over max_backend_ops or its send queue is full (that
 // tick is skipped; the next one samples again).
+#include "pqot/srmcp/compact.hpp"
 #include "pqot/srmcp/json_text.hpp"
 #include "server_impl.hpp"
 
@@ -11,6 +12,31 @@ namespace pqot::srmcp {
 
 using asio::awaitable;
 using asio::use_awaitable;
+
+// A NOTIFICATION body (§9.1 JSON, §9.2 compact) with the entries `changed` of a sample.
+std::string ServerSession::notification_body(std::uint64_t subscription, const std::vector<std::string>& ids,
+                                             const std::vector<ReadResult>& results,
+                                             const std::vector<std::size_t>& changed) const {
+  const auto ts = [](const ReadResult& r) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(r.timestamp.time_since_epoch()).count();
+  };
+  std::string body;
+  if (encoding_ == BodyEncoding::compact) {
+    compact::begin_notification(body, subscription, changed.size());
+    for (const std::size_t i : changed) {
+      compact::append_notification_entry(body, ids[i], results[i].status, ts(results[i]), results[i].value);
+    }
+    return body;
+  }
+  Json values = Json::array();
+  for (const std::size_t i : changed) {
+    const ReadResult& r = results[i];
+    Json entry{{"id", ids[i]}, {"status", static_cast<int>(r.status)}, {"ts_ms", ts(r)}};
+    if (r.status == Status::ok) entry["value"] = r.value;
+    values.push_back(std::move(entry));
+  }
+  return to_json_text(Json{{"subscription", subscription}, {"values", std::move(values)}});
+}
 
 Json ServerSession::subscribe(const SubscribeRequest& request) {
   const auto& cfg = server_->config;
@@ -81,7 +107,7 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
       it = subscriptions_.find(id);
       if (closed_ || it == subscriptions_.end()) break;
       Subscription& s = it->second;
-      Json values = Json::array();
+      std::vector<std::size_t> changed;  // the entries this NOTIFICATION carries
       for (std::size_t i = 0; i < ids.size() && i < results.size(); ++i) {
         const ReadResult& r = results[i];
         // Gone since SUBSCRIBE (a reload): nothing to say about it.
@@ -93,14 +119,10 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
         auto prev = s.last.find(ids[i]);
         if (s.on_change && prev != s.last.end() && prev->second == seen) continue;
         s.last[ids[i]] = std::move(seen);
-        Json entry{{"id", ids[i]},
-                   {"status", static_cast<int>(r.status)},
-                   {"ts_ms", std::chrono::duration_cast<std::chrono::milliseconds>(r.timestamp.time_since_epoch()).count()}};
-        if (r.status == Status::ok) entry["value"] = r.value;
-        values.push_back(std::move(entry));
+        changed.push_back(i);
       }
-      if (!values.empty()) {
-        const std::string text = to_json_text(Json{{"subscription", id}, {"values", values}});
+      if (!changed.empty()) {
+        const std::string text = notification_body(id, ids, results, changed);
         try {
           endpoint_->send(MessageHeader{MessageType::notification, true, Status::ok, 0}, crypto::as_bytes(text),
                           cfg.limits.max_segments);

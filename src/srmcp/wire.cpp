@@ -122,6 +122,7 @@ FrameHeader parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize> b
     case FrameType::client_hello:
     case FrameType::server_hello:
     case FrameType::hello_retry:
+    case FrameType::hello_refused:
     case FrameType::sealed:
     case FrameType::link_bind:
     case FrameType::link_ready:
@@ -285,7 +286,9 @@ ServerHello parse_server_hello(ByteView body) {
   return parse_whole(body, Action::close, "SERVER_HELLO", [](ByteReader& r) {
     ServerHello h;
     h.version = r.u8();
-    if (h.version != kVersion) fail(Action::close, "SERVER_HELLO: version " + std::to_string(h.version));
+    if (h.version != kVersion && h.version != kVersionCompact) {
+      fail(Action::close, "SERVER_HELLO: version " + std::to_string(h.version));
+    }
     h.kem = checked_kem(r.u16());
     const std::uint16_t ct_len = r.u16();
     const auto ct = r.bytes(ct_len);
@@ -309,6 +312,25 @@ ServerHello parse_server_hello(ByteView body) {
   });
 }
 
+std::string_view encoding_name(BodyEncoding e) { return e == BodyEncoding::compact ? "compact" : "json"; }
+
+std::optional<BodyEncoding> parse_encoding_name(std::string_view name) {
+  if (name == "json") return BodyEncoding::json;
+  if (name == "compact") return BodyEncoding::compact;
+  return std::nullopt;
+}
+
+std::optional<BodyEncoding> encoding_of_version(std::uint8_t version) {
+  if (version == static_cast<std::uint8_t>(BodyEncoding::json)) return BodyEncoding::json;
+  if (version == static_cast<std::uint8_t>(BodyEncoding::compact)) return BodyEncoding::compact;
+  return std::nullopt;
+}
+
+bool has_compact_body(BodyEncoding e, MessageType type) {
+  return e == BodyEncoding::compact &&
+         (type == MessageType::read || type == MessageType::write || type == MessageType::notification);
+}
+
 Bytes encode_hello_retry(KemId kem) {
   Bytes out;
   ByteWriter(out).u16(static_cast<std::uint16_t>(kem));
@@ -318,6 +340,33 @@ Bytes encode_hello_retry(KemId kem) {
 KemId parse_hello_retry(ByteView body) {
   return parse_whole(body, Action::close, "HELLO_RETRY",
                      [](ByteReader& r) { return checked_kem(r.u16()); });
+}
+
+Bytes encode(const HelloRefused& h) {
+  Bytes out;
+  ByteWriter w(out);
+  w.u8(static_cast<std::uint8_t>(h.reason));
+  w.u8(static_cast<std::uint8_t>(h.versions.size()));
+  for (auto v : h.versions) w.u8(v);
+  w.u8(static_cast<std::uint8_t>(h.kems.size()));
+  for (auto k : h.kems) w.u16(static_cast<std::uint16_t>(k));
+  return out;
+}
+
+HelloRefused parse_hello_refused(ByteView body) {
+  return parse_whole(body, Action::close, "HELLO_REFUSED", [](ByteReader& r) {
+    HelloRefused h;
+    const std::uint8_t reason = r.u8();
+    if (reason != 1 && reason != 2) fail(Action::close, "HELLO_REFUSED: reason " + std::to_string(reason));
+    h.reason = static_cast<HelloRefused::Reason>(reason);
+    const std::uint8_t n_versions = r.u8();
+    if (n_versions == 0 || n_versions > 8) fail(Action::close, "HELLO_REFUSED: version count");
+    for (int i = 0; i < n_versions; ++i) h.versions.push_back(r.u8());
+    const std::uint8_t n_kems = r.u8();
+    if (n_kems == 0 || n_kems > 8) fail(Action::close, "HELLO_REFUSED: KEM count");
+    for (int i = 0; i < n_kems; ++i) h.kems.push_back(static_cast<KemId>(r.u16()));
+    return h;
+  });
 }
 
 Bytes encode(const LinkBind& b) {

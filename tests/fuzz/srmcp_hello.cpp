@@ -1,5 +1,5 @@
 // libFuzzer target: SRMCP v2 handshake and link bodies (docs/srmcp.md §4, §7): CLIENT_HELLO,
-// SERVER_HELLO, HELLO_RETRY and LINK_BIND parsers on untrusted bytes; re-encoding what parsed must
+// SERVER_HELLO, HELLO_RETRY, HELLO_REFUSED and LINK_BIND parsers on untrusted bytes; re-encoding what parsed must
 // give the same bytes back.
 #include <cstdint>
 #include <cstdlib>
@@ -24,11 +24,12 @@ void round_trip(ByteView body, Parse&& parse, Encode&& encode) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
   const ByteView body(data + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: round_trip(body, parse_client_hello, [](const ClientHello& h) { return encode(h); }); break;
     case 1: round_trip(body, parse_server_hello, [](const ServerHello& h) { return encode(h); }); break;
     case 2: round_trip(body, parse_hello_retry, encode_hello_retry); break;
-    default: round_trip(body, parse_link_bind, [](const LinkBind& b) { return encode(b); }); break;
+    case 3: round_trip(body, parse_link_bind, [](const LinkBind& b) { return encode(b); }); break;
+    default: round_trip(body, parse_hello_refused, [](const HelloRefused& r) { return encode(r); }); break;
   }
   return 0;
 }

@@ -118,16 +118,26 @@ class RawLink {
 
 struct Reply {
   MessageHeader header;
-  Json body;
+  Json body;        ///< the body as JSON (null when it is not JSON: a compact body, §9.2)
+  std::string raw;  ///< the body's bytes
+
+  static Reply of(const MessageHeader& h, const Bytes& body) {
+    Json j = Json::parse(body.begin(), body.end(), nullptr, false);
+    if (j.is_discarded()) j = nullptr;
+    return Reply{h, std::move(j), std::string(body.begin(), body.end())};
+  }
 };
 
 class RawSession {
  public:
-  RawSession(std::uint16_t port, const TlsFiles& files, const std::string& source = "")
+  /// `versions`: the protocol versions offered (§4; 2: JSON bodies, 3: compact bodies).
+  RawSession(std::uint16_t port, const TlsFiles& files, const std::string& source = "",
+             std::vector<std::uint8_t> versions = {kVersion})
       : files_(files), control_(port, files, source) {
     const crypto::Kem& kem = crypto::kem_by_name("ML-KEM-768");
     const auto kp = kem.generate_keypair();
     ClientHello hello;
+    hello.versions = std::move(versions);
     hello.ek = kp.public_key;
     const Bytes hello_body = encode(hello);
     control_.send(plain_frame(FrameType::client_hello, hello_body));
@@ -233,7 +243,7 @@ class RawSession {
         const Segment seg = parse_segment(plain, Limits{});
         if (auto whole = reassembler_.add(seg)) {
           auto [header, body] = receive_->open_message(*whole);
-          Reply r{header, Json::parse(body.begin(), body.end())};
+          Reply r = Reply::of(header, body);
           if (header.tid == tid) {
             got = std::move(r);
           } else if (header.tid != 0) {
@@ -255,7 +265,7 @@ class RawSession {
       const Segment seg = parse_segment(plain, Limits{});
       if (auto whole = reassembler_.add(seg)) {
         auto [header, body] = receive_->open_message(*whole);
-        return Reply{header, Json::parse(body.begin(), body.end())};
+        return Reply::of(header, body);
       }
     }
   }

@@ -177,7 +177,15 @@ TEST_F(SrmcpCli, GlobalOptionsAlsoFollowTheCommand) {
   EXPECT_NE(r.out.find("\"id\": \"plant.line1.oven.temp\""), std::string::npos) << r.out;
   r = srmcp(client_args(port, {"ping", "--count", "1", "--kem", "ML-KEM-1024"}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("ML-KEM-1024"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ML-KEM-1024, compact bodies"), std::string::npos) << r.out;
+  // The body encoding: compact by default, JSON on request; the output is the same.
+  r = srmcp(client_args(port, {"read", "--json", "plant.line1.oven.setpoint", "--encoding", "json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"encoding\": \"json\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"id\": \"plant.line1.oven.setpoint\""), std::string::npos) << r.out;
+  r = srmcp(client_args(port, {"ping", "--count", "1", "--encoding", "cbor"}));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("unknown body encoding 'cbor' (compact, json)"), std::string::npos) << r.err;
   // An option neither the command nor the client knows is still a usage error.
   r = srmcp(client_args(port, {"read", "x", "--nonsense"}));
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -139,6 +139,7 @@ TEST_F(SrmcpdOps, MetricsEndpointShowsSessionsRequestsAndDevices) {
   EXPECT_NE(page.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
   EXPECT_EQ(sample(page, "pqot_srmcp_sessions_active"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_sessions_total"), 1);
+  EXPECT_GE(sample(page, "pqot_srmcp_sessions_encoding_total{encoding=\"compact\"}"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_requests_total{type=\"read\"}"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_responses_total{status=\"BAD_REQUEST\",code=\"1\"}"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_request_duration_seconds_count{type=\"read\"}"), 1);

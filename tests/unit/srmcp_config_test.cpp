@@ -120,6 +120,7 @@ key = "server.key"
 allow = ["client1", "client2"]
 data_ports = "41000-41010"
 kems = ["X-Wing", "ML-KEM-1024"]
+body_encodings = ["json"]
 handshake_deadline_ms = 2000
 offer_lifetime_ms = 3000
 idle_frame_deadline_ms = 4000
@@ -148,6 +149,7 @@ max_json_depth = 8
   EXPECT_EQ(s.allow, (std::vector<std::string>{"client1", "client2"}));
   EXPECT_EQ(s.data_port_min, 41000);
   EXPECT_EQ(s.data_port_max, 41010);
+  EXPECT_EQ(s.body_encodings, (std::vector<BodyEncoding>{BodyEncoding::json}));
   EXPECT_EQ(s.kem_preference, (std::vector<KemId>{KemId::x_wing, KemId::ml_kem_1024}));
   EXPECT_EQ(s.handshake_deadline, std::chrono::milliseconds(2000));
   EXPECT_EQ(s.offer_lifetime, std::chrono::milliseconds(3000));
@@ -343,13 +345,17 @@ const std::vector<BadCase> kBad = {
      "unknown KEM 'ML-KEM-512'"},
     {"kem twice", "[server]\nkems = [\"X-Wing\", \"X-Wing\"]\n", 2, "listed twice"},
     {"no kems", "[server]\nkems = []\n", 2, "non-empty"},
+    {"unknown encoding", "[server]\nbody_encodings = [\"compact\", \"cbor\"]\n", 2,
+     "server.body_encodings: unknown encoding 'cbor' (compact, json)"},
+    {"encoding twice", "[server]\nbody_encodings = [\"json\", \"json\"]\n", 2, "listed twice"},
+    {"no encodings", "[server]\nbody_encodings = []\n", 2, "non-empty"},
     {"log level", "[server]\nlog_level = \"verbose\"\n", 2, "unknown level"},
     {"empty path", "[server]\ncert = \"\"\n", 2, "empty path"},
     {"allow not strings", "[server]\nallow = [1]\n", 2, "server.allow entries must be a string"},
     {"handshake deadline", "[server]\nhandshake_deadline_ms = 0\n", 2, "out of range"},
     {"max_frame_body small", "[limits]\nmax_frame_body = 1023\n", 2, "out of range 1024..16777216"},
     {"max_frame_body big", "[limits]\nmax_frame_body = 16777217\n", 2, "out of range"},
-    {"max_nodes 0", "[limits]\nmax_nodes_per_request = 0\n", 2, "out of range 1..100000"},
+    {"max_nodes 0", "[limits]\nmax_nodes_per_request = 0\n", 2, "out of range 1..65535"},
     {"max_nodes big", "[limits]\nmax_nodes_per_request = 100001\n", 2, "out of range"},
     {"max_links", "[limits]\nmax_links = 65\n", 2, "out of range 0..64"},
     {"max_links negative", "[limits]\nmax_links = -1\n", 2, "out of range"},

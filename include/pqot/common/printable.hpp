@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "pqot/common/utf8.hpp"
+
 namespace pqot::common {
 
 inline std::string printable(std::string_view text, std::size_t max = 256) {
@@ -60,22 +62,14 @@ inline std::string terminal_text(std::string_view text) {
       ++i;
       continue;
     }
-    // One UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF).
-    const std::size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    std::uint32_t cp = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-    bool valid = len != 0 && i + len <= text.size();
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      valid = (cc & 0xC0) == 0x80;
-      cp = (cp << 6) | (cc & 0x3Fu);
-    }
-    valid = valid && !(len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) &&
-            !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF));
-    if (!valid) {
+    const Utf8Char ch = utf8_char_at(text, i);
+    if (ch.len == 0) {
       escape_byte(c);
       ++i;
       continue;
     }
+    const std::uint32_t cp = ch.cp;
+    const std::size_t len = ch.len;
     const bool hidden = (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
                         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
     if (hidden) {

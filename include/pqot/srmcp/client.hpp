@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pqot/channel/tls.hpp"
+#include "pqot/srmcp/compact.hpp"
 #include "pqot/srmcp/node.hpp"
 #include "pqot/srmcp/wire.hpp"
 
@@ -29,6 +30,9 @@ struct ClientOptions {
   std::shared_ptr<asio::ssl::context> tls_context;
   /// KEMs offered, in preference order; the first gets the key share (§4).
   std::vector<KemId> kems{KemId::ml_kem_768, KemId::ml_kem_1024, KemId::x_wing};
+  /// Body encodings offered, in preference order (§4): compact bodies (§9.2) with a JSON fallback
+  /// for servers that predate them. The server chooses; SessionInfo says what it chose.
+  std::vector<BodyEncoding> encodings{BodyEncoding::compact, BodyEncoding::json};
   unsigned links = 3;                              ///< data links to keep (§7)
   std::chrono::milliseconds deadline{1000};        ///< per transaction (§8.1)
   std::chrono::milliseconds connect_timeout{5000}; ///< TCP + TLS + handshake
@@ -41,6 +45,20 @@ struct ClientOptions {
 struct Response {
   Status status = Status::ok;
   Json body;
+};
+
+/// The outcome of a READ through the typed API: the transaction's status (OK, the ERROR's status,
+/// TIMEOUT, ...), its message when not OK, and when OK one entry per id, in request order.
+struct ReadReply {
+  Status status = Status::ok;
+  std::string message;
+  std::vector<NodeReading> values;
+};
+/// The same for a WRITE.
+struct WriteReply {
+  Status status = Status::ok;
+  std::string message;
+  std::vector<WriteOutcome> values;
 };
 
 /// A failed call of the blocking API; status() is the server's status code (or TIMEOUT,
@@ -57,6 +75,7 @@ class ClientError : public std::runtime_error {
 struct SessionInfo {
   std::uint64_t session_id = 0;
   KemId kem = KemId::ml_kem_768;
+  BodyEncoding encoding = BodyEncoding::json;  ///< what the server chose (§4)
   std::string identity;
   std::size_t data_links = 0;   ///< attached when connect() returned (a link that failed is left out)
   std::uint64_t rotations = 0;  ///< data links replaced by rotation so far
@@ -75,7 +94,13 @@ class Client {
 
   // ---- coroutine API (awaitables run on the client's strand) ----
   asio::awaitable<void> async_connect();
+  /// Any request with a JSON body. In a session with compact bodies, READ and WRITE bodies are
+  /// converted to them and their responses back to the JSON of §9.1 (a body that does not follow
+  /// §9.1's schema is answered BAD_REQUEST here, without sending it).
   asio::awaitable<Response> async_request(MessageType type, Json body);
+  /// Typed READ and WRITE: no JSON in between when the session uses compact bodies.
+  asio::awaitable<ReadReply> async_read(std::vector<std::string> ids);
+  asio::awaitable<WriteReply> async_write(std::vector<std::pair<std::string, Value>> values);
   asio::awaitable<void> async_close();
 
   // ---- blocking API (throws ClientError) ----
@@ -84,6 +109,10 @@ class Client {
   Json browse(const std::string& root = "", int depth = -1);
   Json read(const std::vector<std::string>& ids);
   Json write(const std::vector<std::pair<std::string, Json>>& values);
+  /// Typed READ and WRITE (throw ClientError unless the transaction is OK; per-node failures are
+  /// in the entries).
+  std::vector<NodeReading> read_values(const std::vector<std::string>& ids);
+  std::vector<WriteOutcome> write_values(const std::vector<std::pair<std::string, Value>>& values);
   std::uint64_t subscribe(const std::vector<std::string>& ids, std::chrono::milliseconds interval);
   void unsubscribe(std::uint64_t subscription);
   Json ping();
@@ -91,6 +120,8 @@ class Client {
 
   /// Called (on the client's strand) for every NOTIFICATION (§9).
   void on_notification(std::function<void(const Json&)> handler);
+  /// The same, typed (either handler or both may be set).
+  void on_notification_values(std::function<void(const Notification&)> handler);
   SessionInfo info() const;
 
   struct Impl;

@@ -145,6 +145,13 @@ class NodeStore {
   bool write_text(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
                   std::string& out, TextDone later);
 
+  /// READ and WRITE with the response body in `encoding` (§9.1 JSON text, §9.2 compact records);
+  /// the rest as read_text and write_text.
+  bool read_body(const std::vector<std::string>& ids, const Principal& who, BodyEncoding encoding, std::string& out,
+                 TextDone later) const;
+  bool write_body(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
+                  BodyEncoding encoding, std::string& out, TextDone later);
+
   /// Reads one node for a subscription; nullopt if unknown or not readable by `who`.
   std::optional<ReadResult> read_one(const std::string& id, const Principal& who) const;
   /// Reads for a subscription, without blocking: one result per id, in order (UNKNOWN_NODE,
@@ -172,6 +179,8 @@ class NodeStore {
                                             const Principal& who, WriteFinish finish, bool& done_now);
   static void append_read_text(const PendingRead& st, std::string& out);
   static void append_write_text(const PendingWrite& st, std::string& out);
+  static void append_read_compact(const PendingRead& st, std::string& out);
+  static void append_write_compact(const PendingWrite& st, std::string& out);
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> top_level_;
 };

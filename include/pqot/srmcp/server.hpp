@@ -57,6 +57,8 @@ std::string_view refusal_name(Refusal r);
 
 struct ServerStats {
   std::uint64_t sessions_total = 0;
+  std::uint64_t sessions_compact = 0;  ///< of sessions_total, those with compact bodies (§4, §9.2)
+  std::uint64_t sessions_json = 0;     ///< ... and those with JSON bodies
   std::uint64_t sessions_active = 0;        ///< established (client certificate verified)
   std::uint64_t handshakes_in_progress = 0; ///< connections accepted whose session is not open yet
   std::uint64_t partial_bytes = 0;          ///< bytes held in partial segmented messages, all sessions

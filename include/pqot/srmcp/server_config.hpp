@@ -22,6 +22,8 @@ struct ServerConfig {
   std::uint16_t data_port_min = 28000;  // below Linux's ephemeral range (32768-60999)
   std::uint16_t data_port_max = 28999;
   std::vector<KemId> kem_preference{KemId::ml_kem_768, KemId::ml_kem_1024, KemId::x_wing};
+  /// Body encodings accepted, in preference order (§4): compact first, JSON for older clients.
+  std::vector<BodyEncoding> body_encodings{BodyEncoding::compact, BodyEncoding::json};
   std::chrono::milliseconds handshake_deadline{5000};
   std::chrono::milliseconds offer_lifetime{5000};
   std::chrono::milliseconds idle_frame_deadline{10000};

@@ -19,7 +19,10 @@ namespace pqot::srmcp {
 using crypto::Bytes;
 using crypto::ByteView;
 
+/// The frame format version (§3), in every frame header. The hello's protocol versions (§4) are 2
+/// (JSON bodies) and 3 (compact bodies, §9.2); both use this frame format.
 inline constexpr std::uint8_t kVersion = 2;
+inline constexpr std::uint8_t kVersionCompact = 3;
 inline constexpr std::size_t kPreHeaderSize = 8;       // §3
 inline constexpr std::size_t kFrameHeaderSize = 32;    // §3
 inline constexpr std::size_t kSegmentHeaderSize = 24;  // §8.2
@@ -57,6 +60,7 @@ enum class FrameType : std::uint8_t {
   client_hello = 1,
   server_hello = 2,
   hello_retry = 3,
+  hello_refused = 4,
   sealed = 16,
   link_bind = 17,
   link_ready = 18,
@@ -78,6 +82,18 @@ enum class MessageType : std::uint8_t {
   error = 0x7f,
 };
 std::string_view message_type_name(MessageType t);
+
+/// The body encodings a session may use (§4, §9.2). The value is the protocol version octet that
+/// names it in CLIENT_HELLO and SERVER_HELLO.
+enum class BodyEncoding : std::uint8_t { json = kVersion, compact = kVersionCompact };
+/// "json", "compact"
+std::string_view encoding_name(BodyEncoding e);
+std::optional<BodyEncoding> parse_encoding_name(std::string_view name);
+/// The encoding a hello version octet names; nullopt for one this implementation does not know.
+std::optional<BodyEncoding> encoding_of_version(std::uint8_t version);
+/// Whether a message of `type` has a compact body (§9.2) in a session using `e`: READ and WRITE
+/// (requests and responses) and NOTIFICATION, with `e` compact. ERROR and the others stay JSON.
+bool has_compact_body(BodyEncoding e, MessageType type);
 
 /// KEM identifiers of CLIENT_HELLO / SERVER_HELLO (§4).
 enum class KemId : std::uint16_t { ml_kem_768 = 1, ml_kem_1024 = 2, x_wing = 3 };
@@ -193,7 +209,7 @@ Bytes encode(const ClientHello& h);
 ClientHello parse_client_hello(ByteView body);
 
 struct ServerHello {
-  std::uint8_t version = kVersion;
+  std::uint8_t version = kVersion;  ///< the protocol version chosen: 2 or 3 (§4)
   KemId kem = KemId::ml_kem_768;
   Bytes ct;
   std::array<std::uint8_t, kRandomSize> server_random{};
@@ -209,6 +225,18 @@ ServerHello parse_server_hello(ByteView body);
 
 Bytes encode_hello_retry(KemId kem);
 KemId parse_hello_retry(ByteView body);
+
+/// HELLO_REFUSED (§4): why the server shares nothing with the client's hello, and what it accepts.
+struct HelloRefused {
+  enum class Reason : std::uint8_t { no_common_version = 1, no_common_kem = 2 };
+  Reason reason = Reason::no_common_version;
+  std::vector<std::uint8_t> versions;  ///< the server's protocol versions, in its order (1..8)
+  std::vector<KemId> kems;             ///< the server's KEMs, in its order (1..8)
+};
+Bytes encode(const HelloRefused& r);
+/// Throws ProtocolError{close} for anything malformed (an unknown reason, counts outside 1..8,
+/// trailing bytes); unknown version octets and KEM ids are kept (a newer server may list them).
+HelloRefused parse_hello_refused(ByteView body);
 
 /// LINK_BIND plaintext (§7): session id and proof.
 struct LinkBind {

@@ -62,6 +62,22 @@ void parse_kems(const Reader& r, const toml::node& v, ServerConfig& s) {
   s.kem_preference = std::move(kems);
 }
 
+void parse_body_encodings(const Reader& r, const toml::node& v, ServerConfig& s) {
+  const auto* a = v.as_array();
+  if (!a || a->empty()) r.fail(v.source(), "server.body_encodings must be a non-empty array of encoding names");
+  std::vector<BodyEncoding> encodings;
+  for (const auto& e : *a) {
+    const std::string name = r.string_of(e, "server.body_encodings entries");
+    const auto enc = parse_encoding_name(name);
+    if (!enc) r.fail(e.source(), "server.body_encodings: unknown encoding " + in_quotes(name) + " (compact, json)");
+    if (std::find(encodings.begin(), encodings.end(), *enc) != encodings.end()) {
+      r.fail(e.source(), "server.body_encodings: " + in_quotes(name) + " listed twice");
+    }
+    encodings.push_back(*enc);
+  }
+  s.body_encodings = std::move(encodings);
+}
+
 }  // namespace
 
 void parse_server(const Reader& r, const toml::table& t, ServerConfig& s) {
@@ -144,6 +160,8 @@ void parse_server(const Reader& r, const toml::table& t, ServerConfig& s) {
       parse_data_ports(r, v, s);
     } else if (k == "kems") {
       parse_kems(r, v, s);
+    } else if (k == "body_encodings") {
+      parse_body_encodings(r, v, s);
     } else if (k == "log_level") {
       s.log_level = r.string_of(v, what);
       static const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
@@ -168,7 +186,7 @@ void parse_limits(const Reader& r, const toml::table& t, Limits& l) {
            {1024, 64 << 20,
             [&](std::int64_t v) { l.max_message = static_cast<std::uint32_t>(v); }}},
           {"max_nodes_per_request",
-           {1, 100'000,
+           {1, 65'535,
             [&](std::int64_t v) { l.max_nodes_per_request = static_cast<std::uint32_t>(v); }}},
           {"max_links",
            {0, 64, [&](std::int64_t v) { l.max_links = static_cast<std::uint16_t>(v); }}},
@@ -201,6 +219,7 @@ std::vector<std::string> settings_needing_restart(const ServerConfig& a, const S
   differ("server.allow", a.allow != b.allow);
   differ("server.data_ports", a.data_port_min != b.data_port_min || a.data_port_max != b.data_port_max);
   differ("server.kems", a.kem_preference != b.kem_preference);
+  differ("server.body_encodings", a.body_encodings != b.body_encodings);
   differ("server.handshake_deadline_ms", a.handshake_deadline != b.handshake_deadline);
   differ("server.offer_lifetime_ms", a.offer_lifetime != b.offer_lifetime);
   differ("server.idle_frame_deadline_ms", a.idle_frame_deadline != b.idle_frame_deadline);
