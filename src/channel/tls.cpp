@@ -1,5 +1,7 @@
 #include "pqot/channel/tls.hpp"
 
+#include "pqot/channel/tls_socket.hpp"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -62,12 +64,11 @@ asio::ssl::context make_client_tls(const TlsFiles& files) {
 
 // Fails closed: if the expected name or address cannot be set, the handshake must not go ahead
 // (it would accept any certificate the CA signed).
-void set_server_identity(TlsStream& stream, const std::string& host) {
+void set_server_identity(SSL* ssl, const std::string& host) {
   if (host.empty() || host.size() > 255 || host.find('\0') != std::string::npos) {
     throw std::runtime_error("TLS: cannot check the server's identity against '" + host.substr(0, 64) +
                              "': empty, over 255 bytes or with a NUL byte");
   }
-  SSL* ssl = stream.native_handle();
   asio::error_code ec;
   (void)asio::ip::make_address(host, ec);  // an IP literal is checked as an IP SAN
   X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
@@ -85,9 +86,9 @@ void set_server_identity(TlsStream& stream, const std::string& host) {
   }
 }
 
-Principal peer_principal(TlsStream& stream) {
+Principal peer_principal(const SSL* ssl) {
   Principal p;
-  X509* cert = SSL_get0_peer_certificate(stream.native_handle());
+  X509* cert = SSL_get0_peer_certificate(ssl);
   if (cert == nullptr) return p;
   X509_NAME* subject = X509_get_subject_name(cert);
   const int cn = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
@@ -99,14 +100,21 @@ Principal peer_principal(TlsStream& stream) {
   return p;
 }
 
-crypto::Bytes tls_exporter(TlsStream& stream, std::string_view label) {
+crypto::Bytes tls_exporter(SSL* ssl, std::string_view label) {
   crypto::Bytes out(32);
   const std::string l(label);
-  if (SSL_export_keying_material(stream.native_handle(), out.data(), out.size(), l.data(), l.size(),
+  if (SSL_export_keying_material(ssl, out.data(), out.size(), l.data(), l.size(),
                                  nullptr, 0, 0) != 1) {
     throw std::runtime_error("TLS exporter failed");
   }
   return out;
 }
+
+void set_server_identity(TlsStream& stream, const std::string& host) { set_server_identity(stream.native_handle(), host); }
+void set_server_identity(TlsSocket& socket, const std::string& host) { set_server_identity(socket.native_handle(), host); }
+Principal peer_principal(TlsStream& stream) { return peer_principal(stream.native_handle()); }
+Principal peer_principal(TlsSocket& socket) { return peer_principal(socket.native_handle()); }
+crypto::Bytes tls_exporter(TlsStream& stream, std::string_view label) { return tls_exporter(stream.native_handle(), label); }
+crypto::Bytes tls_exporter(TlsSocket& socket, std::string_view label) { return tls_exporter(socket.native_handle(), label); }
 
 }  // namespace pqot::channel

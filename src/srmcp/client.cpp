@@ -195,7 +195,7 @@ std::vector<WriteOutcome> outcomes_of(const Json& body) {
 // TCP connect and TLS handshake to host:port, bounded by the connect timeout.
 awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t port) {
   Tcp::socket socket(strand);
-  auto stream = std::make_shared<FramedStream>(TlsStream(std::move(socket), *tls), options.limits,
+  auto stream = std::make_shared<FramedStream>(TlsSocket(std::move(socket), *tls), options.limits,
                                                std::chrono::milliseconds(10000));
   stream->start_watchdog();
   stream->arm(options.connect_timeout);

@@ -9,7 +9,7 @@ namespace {
 constexpr std::size_t kReadChunk = 16 * 1024;
 }
 
-FramedStream::FramedStream(TlsStream stream, const Limits& limits, std::chrono::milliseconds frame_deadline)
+FramedStream::FramedStream(TlsSocket stream, const Limits& limits, std::chrono::milliseconds frame_deadline)
     : stream_(std::move(stream)),
       limits_(limits),
       frame_deadline_(frame_deadline),
@@ -65,6 +65,8 @@ void FramedStream::close() noexcept {
   stream_.lowest_layer().close(ec);
   timer_.cancel();
   queue_.clear();
+  out_.clear();
+  out_done_ = 0;
   queued_bytes_ = 0;
   if (on_written_) {
     // The queue is gone for good: wake a paused reader, then let go of the callback (it may hold
@@ -93,8 +95,14 @@ asio::awaitable<void> FramedStream::fill(std::size_t n) {
       in_begin_ = 0;
       if (in_.size() < std::max(n, kReadChunk)) in_.resize(std::max(n, kReadChunk));
     }
-    in_end_ += co_await stream_.async_read_some(asio::buffer(in_.data() + in_end_, in_.size() - in_end_),
-                                                asio::use_awaitable);
+    // What TLS has (or the kernel) is taken at once; only when there is nothing does the read wait.
+    if (closed_) throw std::system_error(asio::error::operation_aborted);
+    const std::size_t k = stream_.read_now(std::span(in_.data() + in_end_, in_.size() - in_end_));
+    if (k == 0) {
+      co_await stream_.wait_for_read();
+      continue;
+    }
+    in_end_ += k;
   }
 }
 
@@ -134,34 +142,58 @@ asio::awaitable<RawFrame> FramedStream::read_frame() {
 
 void FramedStream::send(Bytes frame) {
   if (closed_) return;
+  if (!writing_) {
+    // Nothing queued: straight to the socket, and done here when it takes the whole frame.
+    std::size_t done = 0;
+    try {
+      for (std::size_t k = 1; done < frame.size() && k > 0; done += k) {
+        k = stream_.write_now(std::span(frame).subspan(done));
+      }
+    } catch (const std::system_error&) {
+      close();
+      return;
+    }
+    if (done == frame.size()) return;
+    out_ = std::move(frame);
+    out_done_ = done;
+    queued_bytes_ += out_.size() - done;
+    writing_ = true;
+    asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
+                   asio::detached);
+    return;
+  }
   queued_bytes_ += frame.size();
   queue_.push_back(std::move(frame));
-  if (writing_) return;
-  writing_ = true;
-  asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
-                 asio::detached);
 }
 
 asio::awaitable<void> FramedStream::write_loop() {
-  // Frames queued while a write is in flight go out together in the next write. They are joined
-  // into one buffer: asio's TLS stream would otherwise make one record (and one syscall) per frame.
-  Bytes out;
-  while (!queue_.empty() && !closed_) {
-    out = std::move(queue_.front());
-    queue_.pop_front();
-    while (!queue_.empty() && out.size() < 256 * 1024) {
-      out.insert(out.end(), queue_.front().begin(), queue_.front().end());
+  // Frames queued while a write waits go out together: they are joined into one buffer, so that
+  // TLS makes few records (and few syscalls) of them.
+  while (!closed_) {
+    if (out_done_ == out_.size()) {
+      if (queue_.empty()) break;
+      out_ = std::move(queue_.front());
       queue_.pop_front();
+      while (!queue_.empty() && out_.size() < 256 * 1024) {
+        out_.insert(out_.end(), queue_.front().begin(), queue_.front().end());
+        queue_.pop_front();
+      }
+      out_done_ = 0;
     }
-    asio::error_code ec;
-    co_await asio::async_write(stream_, asio::buffer(out), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
+    try {
+      const std::size_t k = stream_.write_now(std::span(out_).subspan(out_done_));
+      if (k == 0) {
+        co_await stream_.wait_for_write();
+        continue;
+      }
+      out_done_ += k;
+      queued_bytes_ -= std::min(queued_bytes_, k);
+    } catch (const std::system_error&) {
       close();
       break;
     }
     if (closed_) break;
-    queued_bytes_ -= std::min(queued_bytes_, out.size());
-    if (on_written_) on_written_();
+    if (out_done_ == out_.size() && on_written_) on_written_();
   }
   writing_ = false;
   if (close_when_flushed_) close();

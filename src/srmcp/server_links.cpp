@@ -126,7 +126,7 @@ awaitable<void> ServerSession::bind_attempt(std::shared_ptr<Offer> offer, Tcp::s
   asio::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
   const std::string from = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
-  auto stream = std::make_shared<FramedStream>(TlsStream(std::move(socket), *server_->tls), cfg.limits,
+  auto stream = std::make_shared<FramedStream>(TlsSocket(std::move(socket), *server_->tls), cfg.limits,
                                                cfg.idle_frame_deadline);
   stream->start_watchdog();
   stream->arm(offer->expires - Clock::now());

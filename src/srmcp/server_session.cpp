@@ -58,7 +58,7 @@ void ServerSession::close_gracefully() {
 awaitable<void> ServerSession::run(Tcp::socket socket) {
   auto self = shared_from_this();
   const auto& cfg = server_->config;
-  control_ = std::make_shared<FramedStream>(TlsStream(std::move(socket), *server_->tls), cfg.limits,
+  control_ = std::make_shared<FramedStream>(TlsSocket(std::move(socket), *server_->tls), cfg.limits,
                                             cfg.idle_frame_deadline);
   control_->start_watchdog();
   control_->arm(cfg.handshake_deadline);  // TLS and hello together (§2)

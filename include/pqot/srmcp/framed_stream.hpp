@@ -10,14 +10,16 @@
 #include <memory>
 
 #include "pqot/channel/tls.hpp"
+#include "pqot/channel/tls_socket.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
 
-// SRMCP links are the channel layer's TLS streams.
+// SRMCP links are the channel layer's TLS connections, on OpenSSL directly (tls_socket.hpp).
 using channel::Tcp;
 using channel::TlsFiles;
-using channel::TlsStream;
+using channel::TlsSocket;
+using channel::TlsStream;  // asio's, for peers that are not FramedStreams (tests' raw clients)
 
 struct RawFrame {
   FrameHeader header;
@@ -27,10 +29,10 @@ struct RawFrame {
 
 class FramedStream : public std::enable_shared_from_this<FramedStream> {
  public:
-  FramedStream(TlsStream stream, const Limits& limits, std::chrono::milliseconds frame_deadline);
+  FramedStream(TlsSocket stream, const Limits& limits, std::chrono::milliseconds frame_deadline);
   ~FramedStream();
 
-  TlsStream& tls() noexcept { return stream_; }
+  TlsSocket& tls() noexcept { return stream_; }
   /// Replaces the limits frames are read with (the client adopts the server's max_frame_body, §4).
   void set_limits(const Limits& limits) noexcept { limits_ = limits; }
 
@@ -45,7 +47,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   /// Reads the next frame. Throws ProtocolError{close} for bad lengths or headers, and
   /// std::system_error when the connection ends or the frame deadline passes mid-frame.
   asio::awaitable<RawFrame> read_frame();
-  /// Queues a complete frame for sending; returns at once.
+  /// Sends a complete frame: written at once when nothing is queued and the socket takes it,
+  /// else queued behind what is; returns at once either way.
   void send(Bytes frame);
   /// Closes the connection (idempotent). Pending reads and writes fail.
   void close() noexcept;
@@ -69,7 +72,7 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   void set_frame_deadline(bool on);
   void reschedule();
 
-  TlsStream stream_;
+  TlsSocket stream_;
   Limits limits_;
   std::chrono::milliseconds frame_deadline_;
   asio::steady_timer timer_;  // expires at min(outer_deadline_, frame_deadline_at_)
@@ -80,6 +83,10 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   Bytes in_;
   std::size_t in_begin_ = 0;
   std::size_t in_end_ = 0;
+  // out_[out_done_..] is being written (a write that took part of it goes on with the rest);
+  // queue_ waits behind it.
+  Bytes out_;
+  std::size_t out_done_ = 0;
   std::deque<Bytes> queue_;
   std::size_t queued_bytes_ = 0;
   std::function<void()> on_written_;
