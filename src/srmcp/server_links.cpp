@@ -65,6 +65,9 @@ Json ServerSession::open_link_offer(std::uint32_t tid) {
     server_->offers_by_identity.release(principal_.identity);
     throw ProtocolError(Action::reply, Status::busy, "no free data-link port", tid);
   }
+  // §7: a fresh ticket once the newest is half its lifetime old. It travels on the control
+  // connection; until it arrives the client still holds a valid older one.
+  if (resumption_ && resumption_->newest_age() >= kLinkTicketLifetime / 2) resumption_->issue(control_->tls());
   auto offer = std::make_shared<Offer>();
   offer->link_id = next_link_id_++;
   offer->port = *port;
@@ -99,6 +102,12 @@ awaitable<void> ServerSession::serve_offer(std::shared_ptr<Offer> offer) {
   }
   expiry.cancel();
   finish_offer(offer);
+}
+
+void ServerSession::count_link_handshake(channel::ResumptionScope::Handshake h) {
+  using H = channel::ResumptionScope::Handshake;
+  ++(h == H::resumed ? server_->link_handshakes_resumed : server_->link_handshakes_full);
+  if (h == H::full_ticket_refused) ++server_->link_tickets_refused;
 }
 
 // Releases what a pending offer holds (idempotent): its listener, port and counts.
@@ -154,12 +163,16 @@ awaitable<void> ServerSession::bind_attempt(std::shared_ptr<Offer> offer, Tcp::s
   };
   std::shared_ptr<Link> link;
   try {
+    // §7: this session's ticket may resume here (and only here); a resumed session keeps the peer
+    // certificate it was issued to, so the identity check below holds either way.
+    if (resumption_) resumption_->accept_on(stream->tls());
     co_await stream->tls().async_handshake(asio::ssl::stream_base::server, use_awaitable);
     const Principal who = channel::peer_principal(stream->tls());
     if (who.identity != principal_.identity) {
       fail("presented identity '" + who.identity + "'");
       co_return;
     }
+    count_link_handshake(channel::ResumptionScope::outcome(stream->tls()));
     ticket.release();  // authenticated as the session's client: no longer a stranger's handshake
     RawFrame frame = co_await stream->read_frame();
     if (frame.header.type != FrameType::link_bind || frame.header.link_id != offer->link_id ||
