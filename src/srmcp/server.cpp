@@ -250,7 +250,8 @@ Server::~Server() {
 void Server::start() {
   auto& cfg = impl_->config;
   impl_->tls.emplace(channel::make_server_tls(TlsFiles{cfg.ca_file, cfg.cert_file, cfg.key_file}));
-  channel::enable_scoped_resumption(*impl_->tls, kLinkTicketLifetime);  // data links only (§7)
+  cfg.link_ticket_lifetime = std::max(cfg.link_ticket_lifetime, std::chrono::seconds(2));
+  channel::enable_scoped_resumption(*impl_->tls, cfg.link_ticket_lifetime);  // data links only (§7)
   asio::error_code ec;
   const auto address = asio::ip::make_address(cfg.listen_host, ec);
   if (ec) throw std::runtime_error("listen address '" + cfg.listen_host + "' is not an IP address");

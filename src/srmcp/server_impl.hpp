@@ -30,9 +30,8 @@ namespace pqot::srmcp {
 using Clock = std::chrono::steady_clock;
 
 inline constexpr auto kServerReassemblyAge = std::chrono::seconds(5);  // §8.2
-// §7 resumption: a data-link ticket lives this long; a session holds at most this many (a new one
-// is issued when the newest is half its lifetime old, so the older one has expired by the next).
-inline constexpr std::chrono::seconds kLinkTicketLifetime{600};
+// §7 resumption: a session holds at most this many data-link tickets (a new one is issued when the
+// newest is half its lifetime old, so the older one has expired by the time a third is issued).
 inline constexpr std::size_t kLinkTicketsHeld = 2;
 
 // Request types with their own counters and latency histograms (ServerStats::by_type).

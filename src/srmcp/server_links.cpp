@@ -67,7 +67,7 @@ Json ServerSession::open_link_offer(std::uint32_t tid) {
   }
   // §7: a fresh ticket once the newest is half its lifetime old. It travels on the control
   // connection; until it arrives the client still holds a valid older one.
-  if (resumption_ && resumption_->newest_age() >= kLinkTicketLifetime / 2) resumption_->issue(control_->tls());
+  if (resumption_ && resumption_->newest_age() >= cfg.link_ticket_lifetime / 2) resumption_->issue(control_->tls());
   auto offer = std::make_shared<Offer>();
   offer->link_id = next_link_id_++;
   offer->port = *port;

@@ -5,6 +5,9 @@
 
 #include <openssl/ssl.h>
 
+#include <thread>
+#include <vector>
+
 #include "../support/test_pki.hpp"
 #include "../support/wait.hpp"
 #include "pqot/channel/tls_resumption.hpp"
@@ -39,6 +42,7 @@ class SrmcpResumption : public ::testing::Test {
     cfg.key_file = files.key;
     cfg.data_port_min = 43000;
     cfg.data_port_max = 43999;
+    configure(cfg);
     auto nodes = std::make_shared<NodeStore>();
     NodeSpec n;
     n.id = n.name = "x";
@@ -51,6 +55,8 @@ class SrmcpResumption : public ::testing::Test {
     work_.emplace(io_.get_executor());
     thread_ = std::thread([this] { io_.run(); });
   }
+
+  virtual void configure(ServerConfig&) {}
 
   void TearDown() override {
     server_->stop();
@@ -203,6 +209,56 @@ TEST_F(SrmcpResumption, TicketWithoutItsSecretIsUseless_S7) {
   auto ready = a.bind_link(pki_->client(1), port, link_id, token, a.session_id(), offering(ticket_a), &resumed);
   ASSERT_TRUE(ready);
   EXPECT_TRUE(resumed);
+}
+
+// Tickets of two seconds, so that renewal and expiry happen within a test.
+class SrmcpResumptionShortTickets : public SrmcpResumption {
+ protected:
+  void configure(ServerConfig& cfg) override { cfg.link_ticket_lifetime = std::chrono::seconds(2); }
+  // The behaviour under test is a lifetime: the only way to reach it is to let the time pass.
+  static void wait_until(std::chrono::steady_clock::time_point t) { std::this_thread::sleep_until(t); }
+  static std::vector<unsigned char> ticket_id(const TicketSlot& slot) {
+    SSL_SESSION* s = slot.copy();
+    if (s == nullptr) return {};
+    unsigned n = 0;
+    const unsigned char* id = SSL_SESSION_get_id(s, &n);
+    std::vector<unsigned char> out(id, id + n);
+    SSL_SESSION_free(s);
+    return out;
+  }
+};
+
+TEST_F(SrmcpResumptionShortTickets, TicketIsRenewedAtHalfItsLifetimeAndExpires_S2_S7) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto ticket = TicketSlot::create();
+  RawSession a = watched(1, ticket);
+  auto first = TicketSlot::create();
+  first->hold(ticket->copy());
+  const auto first_id = ticket_id(*ticket);
+  ASSERT_FALSE(first_id.empty());
+
+  // Past half the lifetime, a LINK_REQUEST brings a new ticket on the control connection (ahead
+  // of the LINK_OFFER, which travels there too while the session has no data link).
+  wait_until(t0 + std::chrono::milliseconds(1100));
+  Json o = link_offer(a);
+  EXPECT_NE(ticket_id(*ticket), first_id);
+  bool resumed = false;
+  auto ready = a.bind_link(pki_->client(1), o["port"].get<std::uint16_t>(), o["link_id"].get<std::uint32_t>(),
+                           crypto::from_hex(o["token"].get<std::string>()), a.session_id(), offering(ticket), &resumed);
+  ASSERT_TRUE(ready);
+  EXPECT_TRUE(resumed);
+
+  // Once the first ticket has expired, a link offering it attaches after a full handshake.
+  wait_until(t0 + std::chrono::milliseconds(3200));
+  o = link_offer(a);
+  ready = a.bind_link(pki_->client(1), o["port"].get<std::uint16_t>(), o["link_id"].get<std::uint32_t>(),
+                      crypto::from_hex(o["token"].get<std::string>()), a.session_id(),
+                      [first](TlsStream& s) { (void)first->offer(s); }, &resumed);
+  ASSERT_TRUE(ready);
+  EXPECT_FALSE(resumed);
+  const auto st = server_->stats();
+  EXPECT_EQ(st.link_handshakes_resumed, 1u);
+  EXPECT_EQ(st.link_handshakes_full, 1u);
 }
 
 }  // namespace
