@@ -185,6 +185,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   asio::awaitable<void> serve_offer(std::shared_ptr<Offer> offer);
   asio::awaitable<void> bind_attempt(std::shared_ptr<Offer> offer, Tcp::socket socket);
   void finish_offer(const std::shared_ptr<Offer>& offer);
+  void issue_link_ticket();
   void count_link_handshake(channel::ResumptionScope::Handshake h);
   Json close_link(Link& arrived_on, std::uint32_t link_id, std::uint32_t tid);
   // server_subscriptions.cpp

@@ -23,6 +23,9 @@ constexpr std::uint32_t kMaxLinkId = 0x7fffffff;  // §6: link_id < 2^31 (the no
 
 Json ServerSession::open_link_offer(std::uint32_t tid) {
   const auto& cfg = server_->config;
+  // §7: a fresh ticket once the newest is half its lifetime old. It travels on the control
+  // connection; until it arrives the client still holds a valid older one.
+  if (resumption_ && resumption_->newest_age() >= cfg.link_ticket_lifetime / 2) issue_link_ticket();
   if (endpoint_->link_count() - 1 + offers_.size() >= cfg.limits.max_links) {
     throw ProtocolError(Action::reply, Status::too_many_links,
                         "session link limit of " + std::to_string(cfg.limits.max_links) + " reached", tid);
@@ -65,9 +68,6 @@ Json ServerSession::open_link_offer(std::uint32_t tid) {
     server_->offers_by_identity.release(principal_.identity);
     throw ProtocolError(Action::reply, Status::busy, "no free data-link port", tid);
   }
-  // §7: a fresh ticket once the newest is half its lifetime old. It travels on the control
-  // connection; until it arrives the client still holds a valid older one.
-  if (resumption_ && resumption_->newest_age() >= cfg.link_ticket_lifetime / 2) resumption_->issue(control_->tls());
   auto offer = std::make_shared<Offer>();
   offer->link_id = next_link_id_++;
   offer->port = *port;
@@ -102,6 +102,18 @@ awaitable<void> ServerSession::serve_offer(std::shared_ptr<Offer> offer) {
   }
   expiry.cancel();
   finish_offer(offer);
+}
+
+// Queues a data-link ticket on the control connection (§2, §7). A failure costs only full handshakes
+// on the links that follow, so it fails nothing else.
+void ServerSession::issue_link_ticket() {
+  try {
+    if (!resumption_) resumption_ = channel::ResumptionScope::create(kLinkTicketsHeld);
+    if (resumption_->issue(control_->tls())) return;
+    spdlog::debug("session {}: OpenSSL issued no data-link ticket", hex64(session_id_));
+  } catch (const std::exception& e) {
+    spdlog::debug("session {}: no data-link ticket: {}", hex64(session_id_), e.what());
+  }
 }
 
 void ServerSession::count_link_handshake(channel::ResumptionScope::Handshake h) {

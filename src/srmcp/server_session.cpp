@@ -178,8 +178,7 @@ awaitable<bool> ServerSession::handshake(Link& link0) {
 
   // §7: one ticket for this session's data links, queued ahead of SERVER_HELLO, so that the client
   // holds it before it can ask for a link. The session's scope alone can resume it.
-  resumption_ = channel::ResumptionScope::create(kLinkTicketsHeld);
-  resumption_->issue(control.tls());
+  issue_link_ticket();
   control.send(plain_frame(FrameType::server_hello, sh_body));
   // SESSION_READY: the first sealed message, the client's key confirmation (§4).
   const Json ready{{"session_id", hex64(session_id_)},
