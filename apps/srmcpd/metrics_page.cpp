@@ -41,6 +41,16 @@ void server_metrics(MetricsWriter& w, const srmcp::ServerStats& s) {
   }
   w.family("pqot_srmcp_data_links_active", "Data links attached to sessions now.", MetricType::gauge);
   w.sample("pqot_srmcp_data_links_active", {}, s.links_active);
+  w.family("pqot_srmcp_link_handshakes_total",
+           "TLS handshakes of data links presenting their session's identity, by kind (resumed with the "
+           "session's ticket, or full).",
+           MetricType::counter);
+  w.sample("pqot_srmcp_link_handshakes_total", {{"kind", "resumed"}}, s.link_handshakes_resumed);
+  w.sample("pqot_srmcp_link_handshakes_total", {{"kind", "full"}}, s.link_handshakes_full);
+  w.family("pqot_srmcp_link_tickets_refused_total",
+           "Full data-link handshakes in which the client had offered a ticket its session did not hold.",
+           MetricType::counter);
+  w.sample("pqot_srmcp_link_tickets_refused_total", {}, s.link_tickets_refused);
   w.family("pqot_srmcp_links_closed_on_error_total", "Connections closed for protocol violations.",
            MetricType::counter);
   w.sample("pqot_srmcp_links_closed_on_error_total", {}, s.closed_on_error);

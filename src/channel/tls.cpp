@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "pqot/channel/tls_resumption.hpp"
+
 namespace pqot::channel {
 
 namespace {
@@ -18,7 +20,8 @@ void configure_common(asio::ssl::context& ctx, const TlsFiles& files) {
       SSL_CTX_set_max_proto_version(native, TLS1_3_VERSION) != 1) {
     throw std::runtime_error("TLS: cannot restrict to TLS 1.3");
   }
-  // No session tickets or resumption: every link proves its certificate afresh.
+  // No resumption unless asked for: tls_resumption.hpp confines it to scopes (SRMCP: a session's
+  // data links), so that every other connection proves its certificate afresh.
   SSL_CTX_set_options(native, SSL_OP_NO_TICKET);
   SSL_CTX_set_session_cache_mode(native, SSL_SESS_CACHE_OFF);
   auto load = [](const std::string& path, const char* what, auto&& fn) {
@@ -59,6 +62,7 @@ asio::ssl::context make_client_tls(const TlsFiles& files) {
   asio::ssl::context ctx(asio::ssl::context::tls_client);
   configure_common(ctx, files);
   ctx.set_verify_mode(asio::ssl::verify_peer);
+  enable_ticket_slots(ctx);  // tickets reach a TicketSlot only on connections it watches
   return ctx;
 }
 

@@ -7,6 +7,7 @@
 
 #include "endpoint.hpp"
 #include "pqot/srmcp/json_text.hpp"
+#include "pqot/channel/tls_resumption.hpp"
 #include "pqot/common/byte_io.hpp"
 #include "pqot/common/printable.hpp"
 #include "pqot/crypto/error.hpp"
@@ -48,6 +49,10 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   SessionInfo session;  // written before connect() returns, read-only afterwards
   std::atomic<std::uint64_t> rotations{0};
   std::atomic<std::uint64_t> link_failures{0};
+  // §7: the newest ticket of this session's control connection, offered on each data link.
+  std::shared_ptr<channel::TicketSlot> tickets = channel::TicketSlot::create();
+  std::atomic<std::uint64_t> links_resumed{0};
+  std::atomic<std::uint64_t> links_full{0};
   std::uint32_t timestamp_window_ms = 30000;  // from SERVER_HELLO (§10)
   std::map<std::uint32_t, std::shared_ptr<Pending>> pending;
   std::uint32_t next_tid = 1;
@@ -63,7 +68,9 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::future<void> thread_done;
   std::shared_ptr<asio::steady_timer> rotation_timer;
 
-  awaitable<std::shared_ptr<FramedStream>> open_tls(std::uint16_t port);
+  // `control`: the session's control connection (watched for tickets, never resumed); otherwise a
+  // data link, which offers the ticket held.
+  awaitable<std::shared_ptr<FramedStream>> open_tls(std::uint16_t port, bool control);
   awaitable<void> handshake(std::shared_ptr<Link> link0);
   awaitable<void> open_data_link();
   awaitable<void> open_data_links(unsigned count);
@@ -193,7 +200,7 @@ std::vector<WriteOutcome> outcomes_of(const Json& body) {
 }  // namespace
 
 // TCP connect and TLS handshake to host:port, bounded by the connect timeout.
-awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t port) {
+awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t port, bool control) {
   Tcp::socket socket(strand);
   auto stream = std::make_shared<FramedStream>(TlsSocket(std::move(socket), *tls), options.limits,
                                                std::chrono::milliseconds(10000));
@@ -213,7 +220,15 @@ awaitable<std::shared_ptr<FramedStream>> Client::Impl::open_tls(std::uint16_t po
     }
     stream->tls().lowest_layer().set_option(Tcp::no_delay(true));
     channel::set_server_identity(stream->tls(), options.host);
+    // §7: the control connection always gets a full handshake (fresh certificate checks) and
+    // brings the session's ticket, ahead of SERVER_HELLO; a data link offers it.
+    if (control) {
+      tickets->watch(stream->tls().native_handle());
+    } else {
+      (void)tickets->offer(stream->tls().native_handle());  // none held (or expired): a full handshake
+    }
     co_await stream->tls().async_handshake(asio::ssl::stream_base::client, use_awaitable);
+    if (!control) ++(channel::resumed(stream->tls().native_handle()) ? links_resumed : links_full);
   } catch (...) {
     stream->close();
     throw;
@@ -295,7 +310,7 @@ awaitable<void> Client::Impl::open_data_link() {
   }
   const auto port = offer.body.at("port").get<std::uint16_t>();
   const Bytes token = crypto::from_hex(offer.body.at("token").get<std::string>());
-  auto stream = co_await open_tls(port);
+  auto stream = co_await open_tls(port, false);
   const Bytes exporter = channel::tls_exporter(stream->tls(), "EXPORTER-SRMCP-v2-link");
   LinkBind bind{session.session_id, link_bind_proof(*link_key, token, link_id, exporter)};
   crypto::Aes256Gcm bind_key(link_key->span());
@@ -634,7 +649,7 @@ awaitable<void> Client::Impl::connect() {
   }
   auto link0 = std::make_shared<Link>();
   link0->id = 0;
-  link0->stream = co_await impl->open_tls(impl->options.port);
+  link0->stream = co_await impl->open_tls(impl->options.port, true);
   try {
     co_await impl->handshake(link0);
   } catch (...) {
@@ -745,6 +760,8 @@ SessionInfo Client::info() const {
   SessionInfo i = impl_->session;
   i.rotations = impl_->rotations;
   i.link_failures = impl_->link_failures;
+  i.links_resumed = impl_->links_resumed;
+  i.links_full_handshake = impl_->links_full;
   return i;
 }
 

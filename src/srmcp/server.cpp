@@ -250,6 +250,8 @@ Server::~Server() {
 void Server::start() {
   auto& cfg = impl_->config;
   impl_->tls.emplace(channel::make_server_tls(TlsFiles{cfg.ca_file, cfg.cert_file, cfg.key_file}));
+  cfg.link_ticket_lifetime = std::max(cfg.link_ticket_lifetime, std::chrono::seconds(2));
+  channel::enable_scoped_resumption(*impl_->tls, cfg.link_ticket_lifetime);  // data links only (§7)
   asio::error_code ec;
   const auto address = asio::ip::make_address(cfg.listen_host, ec);
   if (ec) throw std::runtime_error("listen address '" + cfg.listen_host + "' is not an IP address");
@@ -293,6 +295,9 @@ ServerStats Server::stats() const {
   s.requests = impl_->requests;
   s.errors = impl_->errors;
   s.closed_on_error = impl_->closed_on_error;
+  s.link_handshakes_resumed = impl_->link_handshakes_resumed;
+  s.link_handshakes_full = impl_->link_handshakes_full;
+  s.link_tickets_refused = impl_->link_tickets_refused;
   for (std::size_t i = 0; i < kStatusSlots; ++i) s.responses_by_status[i] = impl_->responses_by_status[i].load();
   for (std::size_t i = 0; i < kRefusalKinds; ++i) s.refusals[i] = impl_->refusals[i].load();
   for (std::size_t i = 0; i < kTypeSlots; ++i) {

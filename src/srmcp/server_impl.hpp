@@ -19,6 +19,7 @@
 
 #include "endpoint.hpp"
 #include "pqot/channel/tls.hpp"
+#include "pqot/channel/tls_resumption.hpp"
 #include "pqot/common/admission.hpp"
 #include "pqot/common/log_limiter.hpp"
 #include "pqot/common/printable.hpp"
@@ -29,6 +30,9 @@ namespace pqot::srmcp {
 using Clock = std::chrono::steady_clock;
 
 inline constexpr auto kServerReassemblyAge = std::chrono::seconds(5);  // §8.2
+// §7 resumption: a session holds at most this many data-link tickets (a new one is issued when the
+// newest is half its lifetime old, so the older one has expired by the time a third is issued).
+inline constexpr std::size_t kLinkTicketsHeld = 2;
 
 // Request types with their own counters and latency histograms (ServerStats::by_type).
 inline constexpr std::array<std::pair<MessageType, const char*>, 9> kCountedTypes = {{
@@ -95,6 +99,9 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> closed_on_error{0};
   std::atomic<std::uint32_t> pending_offers{0};
+  std::atomic<std::uint64_t> link_handshakes_resumed{0};  // §7: data-link TLS handshakes, by kind
+  std::atomic<std::uint64_t> link_handshakes_full{0};
+  std::atomic<std::uint64_t> link_tickets_refused{0};     // ... of which a ticket was offered in vain
   std::array<std::atomic<std::uint64_t>, kStatusSlots> responses_by_status{};
   std::array<std::atomic<std::uint64_t>, kTypeSlots> requests_by_type{};
   std::array<metrics::LatencyHistogram, kTypeSlots> latency_by_type;
@@ -182,6 +189,8 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   asio::awaitable<void> serve_offer(std::shared_ptr<Offer> offer);
   asio::awaitable<void> bind_attempt(std::shared_ptr<Offer> offer, Tcp::socket socket);
   void finish_offer(const std::shared_ptr<Offer>& offer);
+  void issue_link_ticket();
+  void count_link_handshake(channel::ResumptionScope::Handshake h);
   Json close_link(Link& arrived_on, std::uint32_t link_id, std::uint32_t tid);
   // server_subscriptions.cpp
   Json subscribe(const SubscribeRequest& request);
@@ -205,6 +214,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   bool hello_refused_ = false;                  // HELLO_REFUSED queued: close after writing it
   std::optional<Endpoint> endpoint_;
   std::optional<Key> link_key_;
+  std::shared_ptr<channel::ResumptionScope> resumption_;  // §7: this session's data-link tickets
   std::uint32_t next_link_id_ = 1;
   std::map<std::uint32_t, std::shared_ptr<Offer>> offers_;  // pending, by link id
   std::shared_ptr<NodeStore> nodes_;

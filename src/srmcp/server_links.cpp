@@ -23,6 +23,9 @@ constexpr std::uint32_t kMaxLinkId = 0x7fffffff;  // §6: link_id < 2^31 (the no
 
 Json ServerSession::open_link_offer(std::uint32_t tid) {
   const auto& cfg = server_->config;
+  // §7: a fresh ticket once the newest is half its lifetime old. It travels on the control
+  // connection; until it arrives the client still holds a valid older one.
+  if (resumption_ && resumption_->newest_age() >= cfg.link_ticket_lifetime / 2) issue_link_ticket();
   if (endpoint_->link_count() - 1 + offers_.size() >= cfg.limits.max_links) {
     throw ProtocolError(Action::reply, Status::too_many_links,
                         "session link limit of " + std::to_string(cfg.limits.max_links) + " reached", tid);
@@ -101,6 +104,24 @@ awaitable<void> ServerSession::serve_offer(std::shared_ptr<Offer> offer) {
   finish_offer(offer);
 }
 
+// Queues a data-link ticket on the control connection (§2, §7). A failure costs only full handshakes
+// on the links that follow, so it fails nothing else.
+void ServerSession::issue_link_ticket() {
+  try {
+    if (!resumption_) resumption_ = channel::ResumptionScope::create(kLinkTicketsHeld);
+    if (resumption_->issue(control_->tls().native_handle())) return;
+    spdlog::debug("session {}: OpenSSL issued no data-link ticket", hex64(session_id_));
+  } catch (const std::exception& e) {
+    spdlog::debug("session {}: no data-link ticket: {}", hex64(session_id_), e.what());
+  }
+}
+
+void ServerSession::count_link_handshake(channel::ResumptionScope::Handshake h) {
+  using H = channel::ResumptionScope::Handshake;
+  ++(h == H::resumed ? server_->link_handshakes_resumed : server_->link_handshakes_full);
+  if (h == H::full_ticket_refused) ++server_->link_tickets_refused;
+}
+
 // Releases what a pending offer holds (idempotent): its listener, port and counts.
 void ServerSession::finish_offer(const std::shared_ptr<Offer>& offer) {
   auto it = offers_.find(offer->link_id);
@@ -154,12 +175,16 @@ awaitable<void> ServerSession::bind_attempt(std::shared_ptr<Offer> offer, Tcp::s
   };
   std::shared_ptr<Link> link;
   try {
+    // §7: this session's ticket may resume here (and only here); a resumed session keeps the peer
+    // certificate it was issued to, so the identity check below holds either way.
+    if (resumption_) resumption_->accept_on(stream->tls().native_handle());
     co_await stream->tls().async_handshake(asio::ssl::stream_base::server, use_awaitable);
     const Principal who = channel::peer_principal(stream->tls());
     if (who.identity != principal_.identity) {
       fail("presented identity '" + who.identity + "'");
       co_return;
     }
+    count_link_handshake(channel::ResumptionScope::outcome(stream->tls().native_handle()));
     ticket.release();  // authenticated as the session's client: no longer a stranger's handshake
     RawFrame frame = co_await stream->read_frame();
     if (frame.header.type != FrameType::link_bind || frame.header.link_id != offer->link_id ||

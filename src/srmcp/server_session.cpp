@@ -234,6 +234,9 @@ awaitable<void> ServerSession::handshake(Link& link0) {
   endpoint_->set_link_queue_cap(cfg.max_queued_bytes_per_link);
   link_key_ = keys.link;
 
+  // §7: one ticket for this session's data links, queued ahead of SERVER_HELLO, so that the client
+  // holds it before it can ask for a link. The session's scope alone can resume it.
+  issue_link_ticket();
   control.send(plain_frame(FrameType::server_hello, sh_body));
   // SESSION_READY: the first sealed message, the client's key confirmation (§4).
   const Json ready{{"session_id", hex64(session_id_)},
@@ -382,6 +385,7 @@ void ServerSession::close() {
     }
   }
   if (endpoint_) endpoint_->close_all();  // the read loops end and detach their links
+  if (resumption_) resumption_->clear();  // its tickets resume nothing any more (§7)
   if (established_) {
     established_ = false;
     server_->release_established(principal_.identity);

@@ -10,6 +10,7 @@
 #include <asio.hpp>
 #include <asio/ssl.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -62,16 +63,21 @@ inline bool read_exactly(asio::io_context& io, TlsStream& stream, std::span<std:
   return true;
 }
 
+/// Runs on a connection's TLS stream just before its handshake (to offer or watch tickets, §7).
+using BeforeHandshake = std::function<void(TlsStream&)>;
+
 class RawLink {
  public:
   /// Connects from 127.0.0.1 (or `source`, e.g. "127.0.0.2", to test per-source limits).
-  RawLink(std::uint16_t port, const TlsFiles& files, const std::string& source = "")
+  RawLink(std::uint16_t port, const TlsFiles& files, const std::string& source = "",
+          const BeforeHandshake& before_handshake = {})
       : ctx_(channel::make_client_tls(files)), stream_(io_, ctx_) {
     auto& sock = stream_.lowest_layer();
     sock.open(Tcp::v4());
     if (!source.empty()) sock.bind(Tcp::endpoint(asio::ip::make_address(source), 0));
     sock.connect(Tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
     channel::set_server_identity(stream_, "127.0.0.1");
+    if (before_handshake) before_handshake(stream_);
     stream_.handshake(asio::ssl::stream_base::client);
   }
   /// How long read_frame() waits for a frame.
@@ -132,8 +138,8 @@ class RawSession {
  public:
   /// `versions`: the protocol versions offered (§4; 2: JSON bodies, 3: compact bodies).
   RawSession(std::uint16_t port, const TlsFiles& files, const std::string& source = "",
-             std::vector<std::uint8_t> versions = {kVersion})
-      : files_(files), control_(port, files, source) {
+             const BeforeHandshake& before_handshake = {}, std::vector<std::uint8_t> versions = {kVersion})
+      : files_(files), control_(port, files, source, before_handshake) {
     const crypto::Kem& kem = crypto::kem_by_name("ML-KEM-768");
     const auto kp = kem.generate_keypair();
     ClientHello hello;
@@ -154,6 +160,7 @@ class RawSession {
     receive_.emplace(keys_.s2c, Direction::server_to_client);
     const auto ready = receive(control_);
     if (!ready || ready->header.type != MessageType::session_ready) throw std::runtime_error("no SESSION_READY");
+    identity_ = ready->body.value("identity", "");
   }
 
   /// A sealed message (header || ct || tag) with the given fields.
@@ -204,13 +211,13 @@ class RawSession {
   std::uint32_t next_tid() { return next_tid_++; }
 
   /// LINK_REQUEST and LINK_BIND: a data link kept by this session; its id, or 0 if refused.
-  std::uint32_t open_link() {
+  std::uint32_t open_link(const BeforeHandshake& before_handshake = {}) {
     const auto offer = call(MessageType::link_request, "{}");
     if (!offer || offer->header.status != Status::ok) return 0;
     const auto id = offer->body.at("link_id").get<std::uint32_t>();
     const auto port = offer->body.at("port").get<std::uint16_t>();
     const Bytes token = crypto::from_hex(offer->body.at("token").get<std::string>());
-    auto link = std::make_unique<RawLink>(port, files_);
+    auto link = std::make_unique<RawLink>(port, files_, "", before_handshake);
     const Bytes exporter = channel::tls_exporter(link->tls(), "EXPORTER-SRMCP-v2-link");
     crypto::Aes256Gcm bind_key(keys_.link.span());
     LinkBind b{session_id_, link_bind_proof(keys_.link, token, id, exporter)};
@@ -282,9 +289,12 @@ class RawSession {
   }
 
   /// Connects a data link for an offer and sends LINK_BIND built with this session's link key.
+  /// `resumed`: set to whether the link's TLS handshake resumed a session (§7).
   std::optional<FrameHeader> bind_link(const TlsFiles& files, std::uint16_t port, std::uint32_t link_id,
-                                       const Bytes& token, std::uint64_t session_id) {
-    RawLink link(port, files);
+                                       const Bytes& token, std::uint64_t session_id,
+                                       const BeforeHandshake& before_handshake = {}, bool* resumed = nullptr) {
+    RawLink link(port, files, "", before_handshake);
+    if (resumed != nullptr) *resumed = SSL_session_reused(link.tls().native_handle()) == 1;
     const Bytes exporter = channel::tls_exporter(link.tls(), "EXPORTER-SRMCP-v2-link");
     crypto::Aes256Gcm bind_key(keys_.link.span());
     LinkBind b{session_id, link_bind_proof(keys_.link, token, link_id, exporter)};
@@ -296,6 +306,8 @@ class RawSession {
   }
 
   std::uint64_t session_id() const { return session_id_; }
+  /// The client identity SESSION_READY named.
+  const std::string& identity() const { return identity_; }
   RawLink& control() { return control_; }
 
  private:
@@ -313,6 +325,7 @@ class RawSession {
   std::map<std::uint32_t, DataLink> links_;
   std::map<std::uint32_t, Reply> stash_;
   std::uint64_t session_id_ = 0;
+  std::string identity_;
   std::uint64_t frame_seq_ = 0;
   std::uint64_t next_msg_seq_ = 0;
   std::uint32_t next_tid_ = 1;

@@ -138,7 +138,7 @@ TEST_F(SrmcpEncodings, NoCommonEncodingFailsAtTheHelloWithAClearErrorOnBothSides
 }
 
 TEST_F(SrmcpEncodings, HostileCompactBodiesAreAnsweredAndTheSessionCarriesOn_S9_2) {
-  RawSession raw(server_->port(), pki_->client(1), "", {kVersionCompact});
+  RawSession raw(server_->port(), pki_->client(1), "", {}, {kVersionCompact});
   const auto bad = [&](const std::string& body) {
     const auto r = raw.call(MessageType::read, body);
     if (!r) return Status::internal;

@@ -143,6 +143,10 @@ TEST_F(SrmcpdOps, MetricsEndpointShowsSessionsRequestsAndDevices) {
   EXPECT_GE(sample(page, "pqot_srmcp_requests_total{type=\"read\"}"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_responses_total{status=\"BAD_REQUEST\",code=\"1\"}"), 1);
   EXPECT_GE(sample(page, "pqot_srmcp_request_duration_seconds_count{type=\"read\"}"), 1);
+  // The client's one data link resumed its session's ticket (docs/srmcp.md §7).
+  EXPECT_EQ(sample(page, "pqot_srmcp_link_handshakes_total{kind=\"resumed\"}"), 1);
+  EXPECT_EQ(sample(page, "pqot_srmcp_link_handshakes_total{kind=\"full\"}"), 0);
+  EXPECT_EQ(sample(page, "pqot_srmcp_link_tickets_refused_total"), 0);
   EXPECT_EQ(sample(page, "pqot_modbus_device_up{device=\"plc\"}"), 1);
   EXPECT_GE(sample(page, "pqot_modbus_transactions_total{device=\"plc\"}"), 1);
   EXPECT_EQ(sample(page, "pqot_modbus_errors_total{device=\"plc\",kind=\"timeout\"}"), 0);

@@ -80,6 +80,8 @@ struct SessionInfo {
   std::size_t data_links = 0;   ///< attached when connect() returned (a link that failed is left out)
   std::uint64_t rotations = 0;  ///< data links replaced by rotation so far
   std::uint64_t link_failures = 0;  ///< data links that could not be opened (connect or rotation)
+  std::uint64_t links_resumed = 0;         ///< data links whose TLS handshake resumed the session's ticket (§7)
+  std::uint64_t links_full_handshake = 0;  ///< data links with a full TLS handshake (no ticket, or refused)
 };
 
 class Client {

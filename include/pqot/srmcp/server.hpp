@@ -64,6 +64,11 @@ struct ServerStats {
   std::uint64_t partial_bytes = 0;          ///< bytes held in partial segmented messages, all sessions
   std::array<std::uint64_t, kRefusalKinds> refusals{};
   std::uint64_t links_active = 0;
+  /// §7: TLS handshakes of data links presenting the session's identity, resumed or full; and the
+  /// full ones in which the client had offered a ticket the session did not hold.
+  std::uint64_t link_handshakes_resumed = 0;
+  std::uint64_t link_handshakes_full = 0;
+  std::uint64_t link_tickets_refused = 0;
   std::uint64_t requests = 0;
   std::uint64_t errors = 0;          ///< requests answered with a non-OK status
   std::uint64_t closed_on_error = 0; ///< links closed for protocol violations

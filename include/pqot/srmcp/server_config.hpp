@@ -45,6 +45,9 @@ struct ServerConfig {
   std::uint32_t max_backend_ops = 256;            ///< per session: node operations waiting for devices
   std::chrono::milliseconds min_backend_sample{100};  ///< subscriptions sample device nodes at most this often
   std::chrono::milliseconds link_close_grace{2000};   ///< §7: a link closed from another link is still read this long
+  /// §2, §7: lifetime of a session's data-link tickets (a new one at half of it); at least 2 s.
+  /// Not an srmcpd setting (docs/srmcp.md §12 fixes it); tests shorten it.
+  std::chrono::seconds link_ticket_lifetime{600};
   std::uint32_t key_update_messages = 1u << 20;
   std::uint32_t key_update_seconds = 3600;
   std::uint32_t timestamp_window_ms = 30000;
