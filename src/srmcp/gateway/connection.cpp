@@ -23,24 +23,36 @@ Connection::Connection(const ModbusDeviceConfig& cfg, std::string label, const S
     : cfg_(cfg), label_(std::move(label)), socket_(strand), resolver_(strand), deadline_(strand) {}
 
 // The deadline closes the socket (and cancels a resolve): whatever waits on it then completes
-// with an error, and timed_out_ tells that error from the device's own. A generation number
-// keeps a deadline that fired just as its request completed from touching the next one.
+// with an error, and timed_out_ tells that error from the device's own. One timer serves every
+// request of the connection without being set again per request (a timer change is a system
+// call): when it fires it compares the time with the deadline of the operation under way, if
+// any, and waits again for a later one.
 void Connection::arm(std::chrono::milliseconds limit) {
   timed_out_ = false;
-  const auto generation = ++deadline_generation_;
-  deadline_.expires_after(limit);
-  deadline_.async_wait([this, generation](const asio::error_code& ec) {
-    if (ec || generation != deadline_generation_) return;
+  deadline_at_ = Clock::now() + limit;
+  // Set again only for an earlier deadline (a request after a longer connect timeout).
+  if (!deadline_waiting_ || deadline_at_ < deadline_.expiry()) wait_for_deadline();
+}
+
+void Connection::disarm() { deadline_at_ = Clock::time_point::max(); }
+
+void Connection::wait_for_deadline() {
+  deadline_waiting_ = true;
+  deadline_.expires_at(deadline_at_);
+  deadline_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;  // cancelled by shut_down(), or the connection is gone: touch nothing
+    deadline_waiting_ = false;
+    if (deadline_at_ == Clock::time_point::max()) return;  // nothing under way: rest
+    if (Clock::now() < deadline_at_) {
+      wait_for_deadline();  // a later operation's deadline
+      return;
+    }
     timed_out_ = true;
+    deadline_at_ = Clock::time_point::max();
     asio::error_code ignored;
     socket_.close(ignored);
     resolver_.cancel();
   });
-}
-
-void Connection::disarm() {
-  ++deadline_generation_;
-  deadline_.cancel();
 }
 
 asio::awaitable<bool> Connection::ensure_connected() {
@@ -99,6 +111,7 @@ void Connection::shut_down() {
   socket_.close(ignored);
   resolver_.cancel();
   disarm();
+  deadline_.cancel();
   connected_ = false;
   connected_flag_ = false;
 }

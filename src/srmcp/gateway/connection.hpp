@@ -61,6 +61,7 @@ class Connection {
   asio::awaitable<asio::error_code> read_answer(std::uint16_t tid);
   void arm(std::chrono::milliseconds limit);
   void disarm();
+  void wait_for_deadline();
   void disconnect(Status why, const std::string& what);
   void schedule_retry(Status why);
 
@@ -69,7 +70,8 @@ class Connection {
   asio::ip::tcp::socket socket_;
   asio::ip::tcp::resolver resolver_;
   asio::steady_timer deadline_;  // one per connection: requests are serialised
-  std::uint64_t deadline_generation_ = 0;
+  Clock::time_point deadline_at_ = Clock::time_point::max();  // of the operation under way
+  bool deadline_waiting_ = false;
   bool timed_out_ = false;
   bool shut_down_ = false;
   std::uint16_t next_tid_ = 0;
