@@ -6,10 +6,10 @@
 
 #include <vector>
 
-using namespace pqot::modbus;
-
+// A namespace of its own: this file shares a unity batch with others (docs/architecture.md, "Build").
 namespace modbus_pdu_test {
 
+using namespace pqot::modbus;
 using B = std::vector<std::uint8_t>;
 
 B header(std::uint16_t tid, std::uint16_t protocol, std::uint16_t length, std::uint8_t unit) {
@@ -17,11 +17,6 @@ B header(std::uint16_t tid, std::uint16_t protocol, std::uint16_t length, std::u
           static_cast<std::uint8_t>(protocol >> 8), static_cast<std::uint8_t>(protocol),
           static_cast<std::uint8_t>(length >> 8), static_cast<std::uint8_t>(length), unit};
 }
-
-}  // namespace modbus_pdu_test
-
-using modbus_pdu_test::B;
-using modbus_pdu_test::header;
 
 TEST(ModbusPdu, RequestsAreFramedWithTheirTransactionAndUnit_Guide_3_1_3) {
   const B pdu = read_request(Table::holding_register, 0x006B, 3);
@@ -105,3 +100,5 @@ TEST(ModbusPdu, WriteAnswersMustEchoTheRequest_6_5_6_6_6_12) {
   EXPECT_EQ(decode_write_response(multiple, B{0x10, 0x00, 0x01, 0x00, 0x03}).kind, Answer::Kind::malformed);
   EXPECT_EQ(decode_write_response(multiple, multiple).kind, Answer::Kind::malformed);
 }
+
+}  // namespace modbus_pdu_test
