@@ -13,7 +13,9 @@
 // and its CPU time is measured over a window; the target is under 10 % of one core.
 //
 //   node bench/gateway.mjs [--rounds 3] [--n 1000] [--bin-dir build/bin] [--out bench/results]
-//                          [--poll-seconds 10]
+//                          [--poll-seconds 10] [--srmcpd-threads N]
+// --srmcpd-threads sets srmcpd's I/O threads (default: its own default, 2). With 1, every session
+// is on the device's event loop; with more, a session on another loop pays a hand-off each way.
 // No root needed; nothing leaves loopback. Writes <out>/gateway-<timestamp>.json and
 // <out>/gateway-latest.json and prints a Markdown summary.
 
@@ -37,11 +39,12 @@ const { values: args } = parseArgs({
     "bin-dir": { type: "string", default: path.join(REPO, "build", "bin") },
     out: { type: "string", default: path.join(HERE, "results") },
     "poll-seconds": { type: "string", default: "10" },
+    "srmcpd-threads": { type: "string", default: "" },
     help: { type: "boolean", default: false },
   },
 });
 if (args.help) {
-  console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 19).join("\n"));
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n").slice(1, 21).join("\n"));
   process.exit(0);
 }
 const ROUNDS = Number(args.rounds);
@@ -96,8 +99,10 @@ function srmcpArgs(port) {
           "--key", path.join(pki, "client1.key")];
 }
 
+const THREADS = args["srmcpd-threads"];
 function serverHeader() {
-  return `[server]\ndata_ports = "29000-29999"\nmax_sessions = 100\n`;
+  const threads = THREADS ? `threads = ${Number(THREADS)}\n` : "";
+  return `[server]\ndata_ports = "29000-29999"\nmax_sessions = 100\n${threads}`;
 }
 
 // bench.r0..r9 on holding registers 100..109 of the simulator: on demand (no cache, no polling),
@@ -179,6 +184,10 @@ async function main() {
   const kinds = ["direct", "gateway", "polled", "memory"];
   const samples = {};
   for (const k of kinds) for (const p of [1, 10]) samples[`${k}-${p}`] = { read: [], write: [] };
+  // Each round's median per kind and operation: how much the figure moves between rounds.
+  const roundP50 = {};
+  for (const key of Object.keys(samples)) roundP50[key] = { read: [], write: [] };
+  const median = (xs) => percentile(sortedCopy(xs), 50);
   const rtts = [];
   for (let round_ = 0; round_ < ROUNDS; round_++) {
     rtts.push(await loopbackRtt());
@@ -194,6 +203,8 @@ async function main() {
         const out = await client(runs[k]);
         samples[`${k}-${points}`].read.push(...out.read.samples_us);
         samples[`${k}-${points}`].write.push(...out.write.samples_us);
+        roundP50[`${k}-${points}`].read.push(round(median(out.read.samples_us), 1));
+        roundP50[`${k}-${points}`].write.push(round(median(out.write.samples_us), 1));
         process.stderr.write(`round ${round_ + 1}: ${k} ${points} point(s) done\n`);
       }
     }
@@ -205,7 +216,10 @@ async function main() {
 
   const rtt = sortedCopy(rtts)[Math.floor(rtts.length / 2)];
   const latency = {};
-  for (const [key, s] of Object.entries(samples)) latency[key] = { read: summary(s.read), write: summary(s.write) };
+  for (const [key, s] of Object.entries(samples)) {
+    latency[key] = { read: { ...summary(s.read), round_p50_us: roundP50[key].read },
+                     write: { ...summary(s.write), round_p50_us: roundP50[key].write } };
+  }
   const targets = [];
   for (const points of [1, 10]) {
     for (const op of ["read", "write"]) {
@@ -214,10 +228,13 @@ async function main() {
       const gw = latency[`gateway-${points}`][op].p50_us;
       const srmcp = latency[`memory-${points}`][op].p50_us;
       const added = round(gw - direct, 1);
+      // Per round: the gateway's median less the direct median of the same round.
+      const addedPerRound = latency[`gateway-${points}`][op].round_p50_us.map(
+        (g, i) => round(g - latency[`direct-${points}`][op].round_p50_us[i], 1));
       const limit = round(rtt + srmcp, 1);
       targets.push({ what: `${op} of ${points} node(s)`, direct_us: direct, gateway_us: gw,
                      gateway_polled_us: latency[`polled-${points}`][op].p50_us, srmcp_memory_us: srmcp,
-                     added_us: added, limit_us: limit, met: added < limit });
+                     added_us: added, added_per_round_us: addedPerRound, limit_us: limit, met: added < limit });
     }
   }
 
@@ -240,7 +257,7 @@ async function main() {
 
   const result = {
     date: new Date().toISOString(), host: os.hostname(), cpus: os.cpus().length, cpu: os.cpus()[0]?.model,
-    rounds: ROUNDS, n: N, loopback_rtt_us: { per_round: rtts, median: rtt }, latency, targets, polling,
+    rounds: ROUNDS, n: N, srmcpd_threads: THREADS ? Number(THREADS) : "default", loopback_rtt_us: { per_round: rtts, median: rtt }, latency, targets, polling,
   };
   fs.mkdirSync(args.out, { recursive: true });
   const stamp = result.date.replace(/[:.]/g, "-");
@@ -248,10 +265,10 @@ async function main() {
   fs.writeFileSync(path.join(args.out, "gateway-latest.json"), JSON.stringify(result, null, 2) + "\n");
 
   console.log(`Loopback RTT (UDP, median of ${ROUNDS} rounds): ${rtt} µs\n`);
-  console.log("| operation | direct Modbus p50 | through the gateway p50 | gateway, polled nodes p50 | SRMCP, memory nodes p50 | added by the gateway | limit (RTT + SRMCP) | met? |");
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("| operation | direct Modbus p50 | through the gateway p50 | gateway, polled nodes p50 | SRMCP, memory nodes p50 | added by the gateway | added, per round | limit (RTT + SRMCP) | met? |");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const t of targets) {
-    console.log(`| ${t.what} | ${t.direct_us} µs | ${t.gateway_us} µs | ${t.gateway_polled_us} µs | ${t.srmcp_memory_us} µs | ${t.added_us} µs | ${t.limit_us} µs | ${t.met ? "yes" : "no"} |`);
+    console.log(`| ${t.what} | ${t.direct_us} µs | ${t.gateway_us} µs | ${t.gateway_polled_us} µs | ${t.srmcp_memory_us} µs | ${t.added_us} µs | ${t.added_per_round_us.join(" / ")} µs | ${t.limit_us} µs | ${t.met ? "yes" : "no"} |`);
   }
   console.log(`\nPolling ${polling.points} points on ${polling.devices} devices every ${polling.interval_ms} ms: ` +
               `srmcpd ${polling.srmcpd_core_percent} % of one core (simulators ${polling.simulators_core_percent} %) over ` +

@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // The event loops are declared before the plant: its devices live on strands of these loops,
+  // which must outlive them (a strand cannot outlive its io_context).
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
   LoadedConfig loaded;
   Plant plant;
   std::string metrics_host;
@@ -137,7 +140,6 @@ int main(int argc, char** argv) {
 
   // One io_context per thread: the listener and signals on the first, sessions spread over all.
   // A session's work then stays on one thread (no cross-thread wake-ups per request).
-  std::vector<std::unique_ptr<asio::io_context>> contexts;
   for (unsigned i = 0; i < std::max(1u, cfg.threads); ++i) contexts.push_back(std::make_unique<asio::io_context>(1));
   std::vector<asio::io_context*> session_contexts;
   for (auto& c : contexts) session_contexts.push_back(c.get());
@@ -150,7 +152,8 @@ int main(int argc, char** argv) {
     spdlog::error("{}", e.what());
     return 1;
   }
-  plant.gateway->start();
+  // The devices run on the sessions' event loops: an on-demand read needs no thread hand-off.
+  plant.gateway->start(session_contexts);
   pqot::srmcpd::DaemonCounters counters;
   counters.nodes = plant.nodes->size();
   std::unique_ptr<pqot::metrics::MetricsHttpServer> metrics;
@@ -199,7 +202,7 @@ int main(int argc, char** argv) {
         for (const auto& key : settings_needing_restart(cfg, fresh.server)) {
           spdlog::warn("reload: {} changed; it takes effect after a restart", key);
         }
-        next.gateway->start();
+        next.gateway->start(session_contexts);
         server.set_nodes(next.nodes);
         if (fresh.server.log_level != cfg.log_level) {
           apply_log_level(fresh.server.log_level);
@@ -231,7 +234,8 @@ int main(int argc, char** argv) {
   }
   io.run();
   for (auto& t : pool) t.join();
-  // Devices stop before the event loops go away: their late answers are posted to those loops.
+  // Queued requests are answered SHUTTING_DOWN (to loops that no longer run); what a device's
+  // strand still holds goes with the loops, which are destroyed last.
   plant.gateway->stop();
   {
     std::lock_guard lock(retire_mutex);

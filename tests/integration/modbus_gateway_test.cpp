@@ -2,7 +2,10 @@
 // backend in front of real pqot-modbus-sim processes, driven by a real Client over TLS. Every
 // device fault of the issue: refused connections, a connection dropped mid-request, exception
 // answers, slow answers, wrong transaction ids; recovery with backoff; nothing else affected;
-// nothing leaks over 2,000 failing requests.
+// nothing leaks over 2,000 failing requests. Then hostile devices (tests/support/
+// hostile_modbus_device.hpp): garbage, lengths beyond an ADU, wrong ids, silence, dripping bytes,
+// half answers. The devices share the one event-loop thread with the sessions, as in srmcpd with
+// threads = 1, so "nothing else is stalled" is tested where it is hardest.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -12,6 +15,7 @@
 #include <thread>
 
 #include "../support/child_process.hpp"
+#include "../support/hostile_modbus_device.hpp"
 #include "../support/test_pki.hpp"
 #include "../support/programs.hpp"
 #include "../support/status.hpp"
@@ -102,7 +106,7 @@ class ModbusGateway : public ::testing::Test {
     gateway_ = std::make_unique<gateway::Gateway>(loaded.devices);
     server_ = std::make_unique<Server>(io_, cfg, gateway::build_node_store(loaded, *gateway_));
     server_->start();
-    gateway_->start();
+    gateway_->start({&io_});  // as srmcpd does: the devices on the sessions' event loop
     work_.emplace(io_.get_executor());
     thread_ = std::thread([this] { io_.run(); });
     client_ = connect();
@@ -329,6 +333,79 @@ TEST_F(ModbusGateway, PolledNodesAnswerFromThePollAndFeedSubscriptions) {
   // The device goes away: the next polls fail, and reads say so.
   sim.reset();
   EXPECT_TRUE(eventually([&] { return read_statuses({"plc.temp"}) == std::vector<int>{code(Status::backend_error)}; }));
+}
+
+// ---- hostile devices (issue 17: the gateway's own Modbus client) -------------------------------
+
+struct Hostile {
+  const char* behaviour;
+  Status status;
+};
+
+class ModbusGatewayHostile : public ModbusGateway, public ::testing::WithParamInterface<Hostile> {};
+
+// Each bad answer costs its device one request's time at most (timeout_ms), is answered with the
+// status of docs/srmcpd-modbus.md, "Failures", and drops the connection (a reconnect follows after
+// the backoff); a good device on the same event loop is served meanwhile.
+TEST_P(ModbusGatewayHostile, BadAnswersFailOnlyThatDeviceAndDropItsConnection) {
+  const Hostile h = GetParam();
+  test::HostileModbusDevice evil(h.behaviour);
+  ChildProcess good(kSim, {});
+  start(device("good", good.port()) + device("evil", evil.port(), "", "1000") + nodes("good") + nodes("evil"));
+  auto patient = connect(10s);
+  std::atomic<int> evil_status{-1};
+  std::thread waiter([&] { evil_status = status_of(patient->read({"evil.sp"})["values"][0]); });
+  ASSERT_TRUE(eventually([&] { return evil.requests() >= 1; }));
+  EXPECT_EQ(read_statuses({"good.sp", "good.temp"}), (std::vector<int>{0, 0}));
+  if (h.status == Status::timeout) {
+    EXPECT_EQ(evil_status.load(), -1);  // ordering, with a 1 s margin: the bad read still waits
+  }
+  waiter.join();
+  EXPECT_EQ(evil_status.load(), code(h.status));
+  const auto st = stats("evil");
+  EXPECT_EQ(st.comm_errors + st.timeouts, 1u);
+  EXPECT_FALSE(st.connected);
+  // The device is tried again after the backoff, on a new connection.
+  EXPECT_TRUE(eventually([&] {
+    (void)patient->read({"evil.sp"});
+    return evil.connections() >= 2;
+  }));
+  EXPECT_EQ(read_statuses({"good.sp"}), std::vector<int>{0});
+}
+
+INSTANTIATE_TEST_SUITE_P(EachBehaviour, ModbusGatewayHostile,
+                         ::testing::Values(Hostile{"garbage", Status::backend_error},
+                                           Hostile{"huge-length", Status::backend_error},
+                                           Hostile{"wrong-tid", Status::backend_error},
+                                           Hostile{"wrong-unit", Status::backend_error},
+                                           Hostile{"wrong-function", Status::backend_error},
+                                           Hostile{"bad-count", Status::backend_error},
+                                           Hostile{"close-mid", Status::backend_error},
+                                           Hostile{"silent", Status::timeout},
+                                           Hostile{"drip", Status::timeout}),
+                         [](const auto& info) {
+                           std::string n = info.param.behaviour;
+                           for (auto& c : n) c = c == '-' ? '_' : c;
+                           return n;
+                         });
+
+// Behind a device that never answers, later requests wait for one timeout_ms at most; those past
+// request_deadline_ms by then are answered TIMEOUT without being sent.
+TEST_F(ModbusGateway, SilentDeviceHoldsLaterRequestsOnlyUntilTheirDeadline) {
+  test::HostileModbusDevice evil("silent");
+  start(device("evil", evil.port(), "request_deadline_ms = 200\n", "1000") + nodes("evil"));
+  auto patient = connect(10s);
+  std::atomic<int> first{-1};
+  std::thread waiter([&] { first = status_of(patient->read({"evil.s0"})["values"][0]); });
+  ASSERT_TRUE(eventually([&] { return evil.requests() >= 1; }));
+  // Queued behind the silent request: each waits past its deadline and is never sent.
+  const auto later = read_statuses({"evil.s1", "evil.s3"});
+  waiter.join();
+  EXPECT_EQ(first.load(), code(Status::timeout));
+  EXPECT_EQ(later, (std::vector<int>{code(Status::timeout), code(Status::timeout)}));
+  EXPECT_EQ(evil.requests(), 1);
+  EXPECT_GE(stats("evil").expired, 1u);
+  EXPECT_EQ(stats("evil").queued, 0u);
 }
 
 }  // namespace

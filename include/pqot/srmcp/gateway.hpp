@@ -1,9 +1,11 @@
 // The Modbus TCP gateway backend of srmcpd (docs/srmcpd-modbus.md): nodes whose Read and Write
-// go to legacy Modbus devices through libmodbus (library pqot_srmcp_gateway; the point layouts and
-// conversions are pqot::modbus, src/srmcp/gateway/ has the device worker and its connection).
+// go to legacy Modbus devices through a Modbus TCP client of its own on Asio (library
+// pqot_srmcp_gateway; the point layouts, conversions and PDUs are pqot::modbus, src/srmcp/gateway/
+// has the device and its connection).
 //
-// Each device has one connection and one thread that owns it: sessions never block on a device,
-// and a down or slow device affects only its own nodes. Requests queued together are batched
+// Each device has one connection, confined to one strand of an event loop: srmcpd runs them on
+// the server's own io_contexts, so an on-demand read costs no thread hand-off. Nothing waits on a
+// device: a down or slow one affects only its own nodes. Requests queued together are batched
 // (contiguous addresses in one Modbus request); nodes may be polled, feeding their reads and
 // subscriptions from the last poll, or read on demand with an optional cache age. Failures become
 // per-node statuses: BACKEND_ERROR (unreachable, connection lost, malformed answer), TIMEOUT
@@ -19,6 +21,10 @@
 #include "pqot/srmcp/config.hpp"
 #include "pqot/metrics/histogram.hpp"
 #include "pqot/srmcp/node.hpp"
+
+namespace asio {
+class io_context;
+}
 
 namespace pqot::srmcp::gateway {
 
@@ -42,7 +48,7 @@ struct DeviceStats {
 /// Most requests waiting for one device; more are answered BUSY at once.
 inline constexpr std::size_t kMaxQueuedPerDevice = 4096;
 
-class Device;  // one device's thread and connection (src/srmcp/gateway/device.hpp)
+class Device;  // one device's queue and connection (src/srmcp/gateway/device.hpp)
 
 class Gateway {
  public:
@@ -55,9 +61,12 @@ class Gateway {
   /// Gives `spec` (the binding's node) the Read and Write callables of its Modbus point. Call
   /// before start(). Throws std::invalid_argument for an unknown device.
   void bind(NodeSpec& spec, const ModbusBinding& binding);
-  /// Starts one thread per device; each connects at once and keeps its polls going.
-  void start();
-  /// Stops the threads; queued and later requests are answered SHUTTING_DOWN. Idempotent.
+  /// Runs the devices on `contexts` (each device on a strand of one of them, round robin); each
+  /// connects at once and keeps its polls going. The contexts must outlive the gateway and every
+  /// node store bound to it, and keep running until stop().
+  void start(const std::vector<asio::io_context*>& contexts);
+  /// Queued and later requests are answered SHUTTING_DOWN; each device closes its connection on
+  /// its strand. Idempotent, any thread.
   void stop();
   std::vector<DeviceStats> stats() const;
   std::size_t device_count() const;

@@ -1,22 +1,19 @@
-// One Modbus device of the gateway: thread, queue, polling, caching, batched reads.
+// One Modbus device of the gateway: queue, polling, caching, batched reads, on the device's strand.
 #include "device.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <iterator>
 
 #include "pqot/modbus/batch.hpp"
+#include "pqot/modbus/pdu.hpp"
 
 namespace pqot::srmcp::gateway {
 
 Device::Device(ModbusDeviceConfig c)
     : cfg_(std::move(c)),
-      label_(cfg_.host + ":" + std::to_string(cfg_.port) + " unit " + std::to_string(cfg_.unit)),
-      conn_(cfg_, label_) {}
-
-Device::~Device() { stop(); }
+      label_(cfg_.host + ":" + std::to_string(cfg_.port) + " unit " + std::to_string(cfg_.unit)) {}
 
 // ---- called from sessions (any thread) ----------------------------------------------------------
 
@@ -69,81 +66,105 @@ void Device::enqueue(Job job) {
     queue_.push_back(std::move(job));
     lock.unlock();
     // Within one READ or WRITE the device wakes once, with all of that request's jobs queued.
-    if (!BackendBatch::defer(this, [this] { cv_.notify_one(); })) cv_.notify_one();
+    if (!BackendBatch::defer(this, [self = shared_from_this()] { self->wake(); })) wake();
     return;
   }
   lock.unlock();
   finish(job, refused);
 }
 
+// Any thread: one wake-up on the strand at a time; it ends the idle wait of run(), which then
+// takes whatever is queued. A wake that finds run() busy costs nothing: run() looks at the queue
+// before it waits again.
+void Device::wake() {
+  std::unique_lock lock(mu_);
+  if (wake_posted_ || !strand_) return;
+  wake_posted_ = true;
+  const Strand strand = *strand_;
+  lock.unlock();
+  asio::post(strand, [self = shared_from_this()] {
+    {
+      std::lock_guard held(self->mu_);
+      self->wake_posted_ = false;
+    }
+    self->idle_->cancel();
+  });
+}
+
 // ---- lifetime -----------------------------------------------------------------------------------
 
-void Device::start() {
-  std::lock_guard lock(mu_);
-  if (thread_.joinable() || stopping_) return;
-  thread_ = std::thread([this] { run(); });
+void Device::start(asio::io_context& io) {
+  std::unique_lock lock(mu_);
+  if (strand_ || stopping_) return;
+  strand_.emplace(asio::make_strand(io));
+  conn_ = std::make_unique<Connection>(cfg_, label_, *strand_);
+  idle_ = std::make_unique<asio::steady_timer>(*strand_);
+  const Strand strand = *strand_;
+  lock.unlock();
+  asio::co_spawn(strand, run(shared_from_this()), asio::detached);
 }
 
 void Device::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) {
-    if (thread_.get_id() == std::this_thread::get_id()) {
-      thread_.detach();  // cannot happen through Gateway, which joins from its own thread
-    } else {
-      thread_.join();
-    }
-  }
   std::deque<Job> left;
+  std::optional<Strand> strand;
   {
     std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
     left.swap(queue_);
+    strand = strand_;
   }
   for (auto& j : left) finish(j, Status::shutting_down);
+  // The strand closes the connection: a request under way ends SHUTTING_DOWN, run() returns.
+  if (strand) {
+    asio::post(*strand, [self = shared_from_this()] {
+      self->conn_->shut_down();
+      self->idle_->cancel();
+    });
+  }
 }
 
 DeviceStats Device::stats() const {
   DeviceStats s;
   s.name = cfg_.name;
   s.address = label_;
-  conn_.add_stats(s);
   s.failed_fast = failed_fast_.load();
   s.expired = expired_.load();
   s.rejected = rejected_.load();
-  {
-    std::lock_guard lock(mu_);
-    s.queued = queue_.size();
-  }
+  std::lock_guard lock(mu_);
+  if (conn_) conn_->add_stats(s);
+  s.queued = queue_.size();
   return s;
 }
 
-// ---- the device thread --------------------------------------------------------------------------
+// ---- on the device's strand ---------------------------------------------------------------------
 
-void Device::run() {
-  (void)conn_.ensure_connected();
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    const auto wake = next_poll_due();
-    const auto ready = [&] { return stopping_ || !queue_.empty(); };
-    if (wake == Clock::time_point::max()) {
-      cv_.wait(lock, ready);
-    } else {
-      cv_.wait_until(lock, wake, ready);
+asio::awaitable<void> Device::run(std::shared_ptr<Device> self) {
+  (void)co_await conn_->ensure_connected();
+  for (;;) {
+    std::vector<Job> jobs;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+      jobs.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+      queue_.clear();
     }
-    if (stopping_) break;
-    std::vector<Job> jobs(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
-    queue_.clear();
-    lock.unlock();
     add_due_polls(jobs);
-    if (!jobs.empty()) process(jobs);
-    jobs.clear();  // the completions' captures are released outside the lock
-    lock.lock();
+    if (!jobs.empty()) {
+      try {
+        co_await process(jobs);
+      } catch (const std::exception& e) {  // a bug, not the device's doing: answer, keep serving
+        spdlog::error("device {}: {}", cfg_.name, e.what());
+        for (auto& j : jobs) finish(j, Status::backend_error);
+      }
+      continue;
+    }
+    idle_->expires_at(next_poll_due());
+    asio::error_code ec;
+    co_await idle_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  lock.unlock();
-  conn_.close();
+  conn_->shut_down();
+  (void)self;
 }
 
 Clock::time_point Device::next_poll_due() const {
@@ -166,7 +187,7 @@ void Device::add_due_polls(std::vector<Job>& jobs) {
   }
 }
 
-void Device::process(std::vector<Job>& jobs) {
+asio::awaitable<void> Device::process(std::vector<Job>& jobs) {
   const auto now = Clock::now();
   for (auto& j : jobs) {
     if (j.kind != Job::Kind::poll && now > j.deadline) {
@@ -179,19 +200,19 @@ void Device::process(std::vector<Job>& jobs) {
   std::size_t i = 0;
   while (i < jobs.size()) {
     if (jobs[i].kind == Job::Kind::write) {
-      if (!jobs[i].finished) do_write(jobs[i]);
+      if (!jobs[i].finished) co_await do_write(jobs[i]);
       ++i;
       continue;
     }
     std::size_t end = i;
     while (end < jobs.size() && jobs[end].kind != Job::Kind::write) ++end;
-    do_reads(jobs, i, end);
+    co_await do_reads(jobs, i, end);
     i = end;
   }
 }
 
 // The reads of jobs[begin, end) in as few Modbus requests as contiguous addresses allow.
-void Device::do_reads(std::vector<Job>& jobs, std::size_t begin, std::size_t end) {
+asio::awaitable<void> Device::do_reads(std::vector<Job>& jobs, std::size_t begin, std::size_t end) {
   std::vector<Job*> reads;
   std::vector<const modbus::Point*> points;
   for (std::size_t i = begin; i < end; ++i) {
@@ -202,62 +223,81 @@ void Device::do_reads(std::vector<Job>& jobs, std::size_t begin, std::size_t end
   for (const modbus::ReadSpan& s : modbus::plan_reads(points, cfg_.max_registers)) {
     std::vector<Job*> span;
     for (const std::size_t m : s.members) span.push_back(reads[m]);
-    read_span(span, s.table, s.start, s.count);
+    co_await read_span(std::move(span), s.table, s.start, s.count);
   }
 }
 
-void Device::read_span(const std::vector<Job*>& span, modbus::Table table, int start, int count) {
-  if (!conn_.connected() && !conn_.ensure_connected()) {
+asio::awaitable<void> Device::read_span(std::vector<Job*> span, modbus::Table table, std::uint16_t start,
+                                        std::uint16_t count) {
+  if (!conn_->connected() && !co_await conn_->ensure_connected()) {
     for (Job* j : span) fail_fast(*j);
-    return;
+    co_return;
   }
-  std::vector<std::uint16_t> regs;
-  std::vector<std::uint8_t> bits;
-  const bool bit_table = modbus::is_bit_table(table);
-  (bit_table ? bits.resize(static_cast<std::size_t>(count)) : regs.resize(static_cast<std::size_t>(count)));
-  const int rc = conn_.read(table, start, count, bits, regs);
-  if (rc == count) {
-    for (Job* j : span) {
-      const modbus::Point& p = j->point->point;
-      const auto off = static_cast<std::size_t>(p.address - start);
-      if (bit_table) {
-        finish_read(*j, ReadResult{Status::ok, modbus::decode_bit(bits[off] != 0), std::chrono::system_clock::now()});
-      } else if (auto v = modbus::decode_registers(p, std::span(regs).subspan(off, p.count))) {
-        finish_read(*j, ReadResult{Status::ok, std::move(*v), std::chrono::system_clock::now()});
-      } else {
-        finish(*j, Status::backend_error);  // NaN or infinity: no value to give
-      }
+  const auto request = modbus::read_request(table, start, count);
+  const Connection::Reply reply = co_await conn_->transact(request);
+  if (reply.status != Status::ok) {
+    for (Job* j : span) finish(*j, reply.status);
+    co_return;
+  }
+  const modbus::Answer a = modbus::decode_read_response(table, count, reply.pdu);
+  if (a.kind == modbus::Answer::Kind::malformed) {
+    const Status s = conn_->on_malformed(a, "read");
+    for (Job* j : span) finish(*j, s);
+    co_return;
+  }
+  if (a.kind == modbus::Answer::Kind::exception) {
+    conn_->on_exception(a, "read");
+    if (span.size() == 1) {
+      finish(*span.front(), Status::device_exception);
+      co_return;
     }
-    return;
-  }
-  const int e = rc < 0 ? errno : EMBMDATA;
-  if (Connection::is_exception(e) && span.size() > 1) {
     // One bad address must not fail its neighbours: ask for each node alone.
-    conn_.count_exception();
     for (Job* j : span) {
       const modbus::Point& p = j->point->point;
-      read_span({j}, p.table, p.address, modbus::is_bit_table(p.table) ? 1 : p.count);
+      std::vector<Job*> alone(1, j);  // named: GCC 12 cannot co_await a call with a braced list
+      co_await read_span(std::move(alone), p.table, p.address, modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
     }
-    return;
+    co_return;
   }
-  const Status s = conn_.on_error(e, "read");
-  for (Job* j : span) finish(*j, s);
+  for (Job* j : span) {
+    const modbus::Point& p = j->point->point;
+    const auto off = static_cast<std::size_t>(p.address - start);
+    if (modbus::is_bit_table(table)) {
+      finish_read(*j, ReadResult{Status::ok, modbus::decode_bit(a.bits[off] != 0), std::chrono::system_clock::now()});
+    } else if (auto v = modbus::decode_registers(p, std::span(a.regs).subspan(off, p.count))) {
+      finish_read(*j, ReadResult{Status::ok, std::move(*v), std::chrono::system_clock::now()});
+    } else {
+      finish(*j, Status::backend_error);  // NaN or infinity: no value to give
+    }
+  }
 }
 
-void Device::do_write(Job& j) {
+asio::awaitable<void> Device::do_write(Job& j) {
   if (Clock::now() > j.deadline) {
     ++expired_;
     finish(j, Status::timeout);
-    return;
+    co_return;
   }
-  if (!conn_.connected() && !conn_.ensure_connected()) {
+  if (!conn_->connected() && !co_await conn_->ensure_connected()) {
     fail_fast(j);
-    return;
+    co_return;
   }
   const modbus::Point& p = j.point->point;
-  if (conn_.write(p, j.regs) < 0) {
-    finish(j, conn_.on_error(errno, "write"));
-    return;
+  const auto request = modbus::write_request(p.table, p.address, j.regs);
+  const Connection::Reply reply = co_await conn_->transact(request);
+  if (reply.status != Status::ok) {
+    finish(j, reply.status);
+    co_return;
+  }
+  const modbus::Answer a = modbus::decode_write_response(request, reply.pdu);
+  if (a.kind == modbus::Answer::Kind::malformed) {
+    finish(j, conn_->on_malformed(a, "write"));
+    co_return;
+  }
+  if (a.kind == modbus::Answer::Kind::exception) {
+    conn_->on_exception(a, "write");
+    finish(j, Status::device_exception);
+    co_return;
   }
   // The device's value, read back, is what the client is told was stored (§9 echo).
   Job back;
@@ -266,12 +306,13 @@ void Device::do_write(Job& j) {
   WriteDone done = std::move(j.write_done);
   j.finished = true;
   back.read_done = [done](ReadResult r) { done(WriteResult{r.status, std::move(r.value)}); };
-  read_span({&back}, p.table, p.address, modbus::is_bit_table(p.table) ? 1 : p.count);
+  std::vector<Job*> alone(1, &back);
+  co_await read_span(std::move(alone), p.table, p.address, modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
 }
 
 void Device::fail_fast(Job& j) {
   ++failed_fast_;
-  finish(j, conn_.last_failure());
+  finish(j, conn_->last_failure());
 }
 
 void Device::finish_read(Job& j, ReadResult r) {

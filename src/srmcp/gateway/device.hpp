@@ -1,18 +1,17 @@
-// One Modbus device of the gateway (docs/srmcpd-modbus.md, "How requests reach a device"): its
-// thread, the bounded request queue, polling and caching of points, reads batched by
-// modbus::plan_reads, writes read back. Sessions call read() and write() from any thread; the
-// answers come from the device's thread.
+// One Modbus device of the gateway (docs/srmcpd-modbus.md, "How requests reach a device"): the
+// bounded request queue, polling and caching of points, reads batched by modbus::plan_reads,
+// writes read back, all on one strand of an event loop (srmcpd: one of the server's). Sessions
+// call read() and write() from any thread; the answers come from the device's strand.
 #pragma once
 
+#include <asio.hpp>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "connection.hpp"
@@ -34,15 +33,14 @@ struct PointState {
   std::mutex mu;                     ///< guards cached and cached_at (sessions read, the device writes)
   std::optional<ReadResult> cached;  ///< last poll (or on-demand read, with a cache age)
   Clock::time_point cached_at;
-  Clock::time_point next_poll;       ///< used by the device thread only
+  Clock::time_point next_poll;       ///< used on the device's strand only
 
   bool keeps_cache() const { return poll.count() > 0 || cache_age.count() > 0; }
 };
 
-class Device {
+class Device : public std::enable_shared_from_this<Device> {
  public:
   explicit Device(ModbusDeviceConfig c);
-  ~Device();  ///< stop()
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
 
@@ -54,8 +52,10 @@ class Device {
   void read(const std::shared_ptr<PointState>& p, ReadDone done);
   void write(const std::shared_ptr<PointState>& p, const Json& value, WriteDone done);
 
-  void start();
-  /// Stops the thread; queued and later requests are answered SHUTTING_DOWN. Idempotent.
+  /// Runs the device on a new strand of `io`, which must outlive the device.
+  void start(asio::io_context& io);
+  /// Queued and later requests are answered SHUTTING_DOWN at once; the one under way when the
+  /// strand closes the connection. Any thread; idempotent.
   void stop();
   DeviceStats stats() const;
 
@@ -72,14 +72,16 @@ class Device {
   };
 
   void enqueue(Job job);
-  // ---- the device thread ----
-  void run();
+  void wake();
+  // ---- on the device's strand ----
+  asio::awaitable<void> run(std::shared_ptr<Device> self);
   Clock::time_point next_poll_due() const;
   void add_due_polls(std::vector<Job>& jobs);
-  void process(std::vector<Job>& jobs);
-  void do_reads(std::vector<Job>& jobs, std::size_t begin, std::size_t end);
-  void read_span(const std::vector<Job*>& span, modbus::Table table, int start, int count);
-  void do_write(Job& j);
+  asio::awaitable<void> process(std::vector<Job>& jobs);
+  asio::awaitable<void> do_reads(std::vector<Job>& jobs, std::size_t begin, std::size_t end);
+  asio::awaitable<void> read_span(std::vector<Job*> span, modbus::Table table, std::uint16_t start,
+                                  std::uint16_t count);
+  asio::awaitable<void> do_write(Job& j);
   void fail_fast(Job& j);
   void finish_read(Job& j, ReadResult r);
   void finish(Job& j, Status s);
@@ -88,13 +90,14 @@ class Device {
   const std::string label_;  // "host:port unit N"
   std::vector<std::shared_ptr<PointState>> polled_;  // fixed before start()
 
-  mutable std::mutex mu_;  // guards queue_, stopping_, thread start
-  std::condition_variable cv_;
+  mutable std::mutex mu_;  // guards queue_, stopping_, wake_posted_, strand_, conn_
   std::deque<Job> queue_;
   bool stopping_ = false;
-  std::thread thread_;
+  bool wake_posted_ = false;
+  std::optional<Strand> strand_;
+  std::unique_ptr<Connection> conn_;     // used on the strand only; its counters from anywhere
+  std::unique_ptr<asio::steady_timer> idle_;  // the strand waits here for work or the next poll
 
-  Connection conn_;  // the device thread's own
   std::atomic<std::uint64_t> failed_fast_{0}, expired_{0}, rejected_{0};
 };
 

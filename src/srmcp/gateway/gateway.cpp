@@ -2,6 +2,8 @@
 // Device (device.hpp) per [[device]].
 #include "pqot/srmcp/gateway.hpp"
 
+#include <asio.hpp>
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -38,8 +40,9 @@ void Gateway::bind(NodeSpec& spec, const ModbusBinding& binding) {
   }
 }
 
-void Gateway::start() {
-  for (auto& d : devices_) d->start();
+void Gateway::start(const std::vector<asio::io_context*>& contexts) {
+  if (contexts.empty()) throw std::invalid_argument("Gateway::start: no io_context");
+  for (std::size_t i = 0; i < devices_.size(); ++i) devices_[i]->start(*contexts[i % contexts.size()]);
 }
 
 void Gateway::stop() {
