@@ -10,7 +10,7 @@
 #include "pqot/srmcp/json_text.hpp"
 #include "pqot/srmcp/node.hpp"
 
-namespace pqot::srmcp {
+namespace pqot::srmcp::compact_tests {
 namespace {
 
 using Bytes8 = std::vector<std::uint8_t>;
@@ -262,4 +262,4 @@ TEST(SrmcpCompact, HelloRefusedAndTheVersionOctets_S4) {
 }
 
 }  // namespace
-}  // namespace pqot::srmcp
+}  // namespace pqot::srmcp::compact_tests
