@@ -105,34 +105,14 @@ Response expect_ok(Response r, std::string_view what) {
   return r;
 }
 
-std::string names(const std::vector<std::uint8_t>& versions) {
-  std::string out;
-  for (auto v : versions) {
-    if (!out.empty()) out += ", ";
-    const auto e = encoding_of_version(v);
-    out += e ? std::string(encoding_name(*e)) : "version " + std::to_string(v);
-  }
-  return out;
-}
-
-std::string names(const std::vector<KemId>& kems) {
-  std::string out;
-  for (auto k : kems) {
-    if (!out.empty()) out += ", ";
-    const auto n = kem_name(k);
-    out += n ? std::string(*n) : "KEM " + std::to_string(static_cast<int>(k));
-  }
-  return out;
-}
-
 // HELLO_REFUSED (§4): the server shares no body encoding or no KEM with this client.
 [[noreturn]] void refused(const HelloRefused& r, const ClientHello& hello) {
   if (r.reason == HelloRefused::Reason::no_common_version) {
     fail(Status::wrong_phase, "the server refused the hello: no common body encoding (this client offers " +
-                                  names(hello.versions) + "; the server accepts " + names(r.versions) + ")");
+                                  hello_list_text(hello.versions) + "; the server accepts " + hello_list_text(r.versions) + ")");
   }
-  fail(Status::wrong_phase, "the server refused the hello: no common KEM (this client offers " + names(hello.kems) +
-                                "; the server accepts " + names(r.kems) + ")");
+  fail(Status::wrong_phase, "the server refused the hello: no common KEM (this client offers " + hello_list_text(hello.kems) +
+                                "; the server accepts " + hello_list_text(r.kems) + ")");
 }
 
 std::string message_text(std::string_view message) {

@@ -123,26 +123,6 @@ bool offered(const std::vector<T>& list, T v) {
   throw ProtocolError(Action::close, Status::bad_request, why);
 }
 
-std::string list_text(const std::vector<std::uint8_t>& versions) {
-  std::string out;
-  for (auto v : versions) {
-    if (!out.empty()) out += ", ";
-    const auto e = encoding_of_version(v);
-    out += e ? std::string(encoding_name(*e)) : "version " + std::to_string(v);
-  }
-  return out;
-}
-
-std::string list_text(const std::vector<KemId>& kems) {
-  std::string out;
-  for (auto k : kems) {
-    if (!out.empty()) out += ", ";
-    const auto n = kem_name(k);
-    out += n ? std::string(*n) : "KEM " + std::to_string(static_cast<int>(k));
-  }
-  return out;
-}
-
 }  // namespace
 
 // The client shares no protocol version (body encoding) or no KEM with this server: HELLO_REFUSED
@@ -156,11 +136,11 @@ void ServerSession::refuse_hello(FramedStream& control, HelloRefused::Reason rea
   control.send(plain_frame(FrameType::hello_refused, encode(r)));
   hello_refused_ = true;
   if (reason == HelloRefused::Reason::no_common_version) {
-    hello_fails("no common body encoding: the client offers " + list_text(hello.versions) + ", this server accepts " +
-                list_text(r.versions));
+    hello_fails("no common body encoding: the client offers " + hello_list_text(hello.versions) + ", this server accepts " +
+                hello_list_text(r.versions));
   }
-  hello_fails("no common KEM: the client offers " + list_text(hello.kems) + ", this server accepts " +
-              list_text(r.kems));
+  hello_fails("no common KEM: the client offers " + hello_list_text(hello.kems) + ", this server accepts " +
+              hello_list_text(r.kems));
 }
 
 // §4: CLIENT_HELLO, optional HELLO_RETRY, SERVER_HELLO, SESSION_READY. Throws ProtocolError{close}

@@ -369,6 +369,26 @@ HelloRefused parse_hello_refused(ByteView body) {
   });
 }
 
+std::string hello_list_text(const std::vector<std::uint8_t>& versions) {
+  std::string out;
+  for (auto v : versions) {
+    if (!out.empty()) out += ", ";
+    const auto e = encoding_of_version(v);
+    out += e ? std::string(encoding_name(*e)) : "version " + std::to_string(v);
+  }
+  return out;
+}
+
+std::string hello_list_text(const std::vector<KemId>& kems) {
+  std::string out;
+  for (auto k : kems) {
+    if (!out.empty()) out += ", ";
+    const auto n = kem_name(k);
+    out += n ? std::string(*n) : "KEM " + std::to_string(static_cast<int>(k));
+  }
+  return out;
+}
+
 Bytes encode(const LinkBind& b) {
   Bytes out;
   ByteWriter(out).u64(b.session_id).bytes(b.proof);

@@ -8,33 +8,12 @@
 
 #include "pqot/srmcp/compact.hpp"
 #include "pqot/srmcp/node.hpp"
+#include "srmcp_fuzz_store.hpp"
 
 using namespace pqot::srmcp;
 
 namespace {
-NodeStore& store() {
-  static NodeStore* s = [] {
-    auto* n = new NodeStore();
-    NodeSpec folder;
-    folder.id = "f";
-    n->add(folder);
-    for (auto [id, type, init] : {std::tuple{"f.d", ValueType::float64, Json(1.5)},
-                                  {"f.i", ValueType::int64, Json(2)},
-                                  {"f.s", ValueType::string, Json("x")},
-                                  {"f.b", ValueType::boolean, Json(true)},
-                                  {"f.j", ValueType::json, Json::object()}}) {
-      NodeSpec spec;
-      spec.id = id;
-      spec.type = type;
-      spec.parents = {"f"};
-      spec.initial = init;
-      spec.writers = {"*"};
-      n->add(spec);
-    }
-    return n;
-  }();
-  return *s;
-}
+using fuzz::store;
 
 const std::vector<std::string> kIds{"f.d", "f.i", "x"};
 }  // namespace

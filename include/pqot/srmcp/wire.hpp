@@ -237,6 +237,10 @@ Bytes encode(const HelloRefused& r);
 /// Throws ProtocolError{close} for anything malformed (an unknown reason, counts outside 1..8,
 /// trailing bytes); unknown version octets and KEM ids are kept (a newer server may list them).
 HelloRefused parse_hello_refused(ByteView body);
+/// For messages about a hello: "compact, json" for version octets (unknown ones as "version N"),
+/// "ML-KEM-768, X-Wing" for KEM ids (unknown ones as "KEM N").
+std::string hello_list_text(const std::vector<std::uint8_t>& versions);
+std::string hello_list_text(const std::vector<KemId>& kems);
 
 /// LINK_BIND plaintext (§7): session id and proof.
 struct LinkBind {
