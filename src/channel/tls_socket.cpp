@@ -23,9 +23,13 @@ void clear_stale_errors() {
 // The BIO between OpenSSL and the socket: OpenSSL's own socket BIO writes with write(2), which
 // raises SIGPIPE when the peer has gone; a library must not, so this one sends with MSG_NOSIGNAL.
 // The descriptor is the BIO's data; closing it is the socket's business.
-int socket_of(BIO* b) { return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(b))); }
+int socket_of(BIO* b) {
+  return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(b)));
+}
 
-bool would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK || e == EINTR; }
+bool would_block(int e) {
+  return e == EAGAIN || e == EWOULDBLOCK || e == EINTR;
+}
 
 int bio_write(BIO* b, const char* data, int len) {
   BIO_clear_retry_flags(b);
@@ -43,7 +47,9 @@ int bio_read(BIO* b, char* data, int len) {
   return -1;
 }
 
-long bio_ctrl(BIO*, int cmd, long, void*) { return cmd == BIO_CTRL_FLUSH ? 1 : 0; }
+long bio_ctrl(BIO*, int cmd, long, void*) {
+  return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
 
 int bio_create(BIO* b) {
   BIO_set_init(b, 1);
@@ -53,8 +59,9 @@ int bio_create(BIO* b) {
 const BIO_METHOD* socket_bio_method() {
   static const BIO_METHOD* method = [] {
     BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "pqot socket");
-    if (m == nullptr || BIO_meth_set_write(m, bio_write) != 1 || BIO_meth_set_read(m, bio_read) != 1 ||
-        BIO_meth_set_ctrl(m, bio_ctrl) != 1 || BIO_meth_set_create(m, bio_create) != 1) {
+    if (m == nullptr || BIO_meth_set_write(m, bio_write) != 1 ||
+        BIO_meth_set_read(m, bio_read) != 1 || BIO_meth_set_ctrl(m, bio_ctrl) != 1 ||
+        BIO_meth_set_create(m, bio_create) != 1) {
       throw std::runtime_error("TLS: cannot create the socket BIO method");
     }
     return m;
@@ -81,7 +88,8 @@ void TlsSocket::fail(int ssl_error, int ret) {
   const unsigned long e = ERR_get_error();
   ERR_clear_error();
   if (ssl_error == SSL_ERROR_ZERO_RETURN) throw std::system_error(asio::error::eof);
-  if (e != 0) throw std::system_error(asio::error_code(static_cast<int>(e), asio::error::get_ssl_category()));
+  if (e != 0)
+    throw std::system_error(asio::error_code(static_cast<int>(e), asio::error::get_ssl_category()));
   // SSL_ERROR_SYSCALL: the socket's own error, or (ret 0) the peer closed without close_notify.
   if (ssl_error == SSL_ERROR_SYSCALL && ret < 0 && errno != 0) {
     throw std::system_error(asio::error_code(errno, asio::error::get_system_category()));
@@ -111,6 +119,9 @@ asio::awaitable<void> TlsSocket::async_handshake(asio::ssl::stream_base::handsha
     SSL_set_accept_state(ssl);
   }
   for (;;) {
+    // Closed meanwhile (a deadline, an eviction): its descriptor number may already be another
+    // connection's, so OpenSSL must not touch it again.
+    if (!socket_.is_open()) throw std::system_error(asio::error::operation_aborted);
     clear_stale_errors();
     const int r = SSL_do_handshake(ssl);
     if (r == 1) co_return;
@@ -130,7 +141,8 @@ std::size_t TlsSocket::read_now(std::span<std::uint8_t> buf) {
   if (!socket_.is_open()) throw std::system_error(asio::error::bad_descriptor);
   if (buf.empty()) return 0;
   clear_stale_errors();
-  const int n = static_cast<int>(std::min<std::size_t>(buf.size(), std::numeric_limits<int>::max()));
+  const int n =
+      static_cast<int>(std::min<std::size_t>(buf.size(), std::numeric_limits<int>::max()));
   const int r = SSL_read(ssl_.get(), buf.data(), n);
   if (r > 0) return static_cast<std::size_t>(r);
   const int err = SSL_get_error(ssl_.get(), r);
@@ -145,7 +157,8 @@ std::size_t TlsSocket::write_now(std::span<const std::uint8_t> data) {
   if (!socket_.is_open()) throw std::system_error(asio::error::bad_descriptor);
   if (data.empty()) return 0;
   clear_stale_errors();
-  const int n = static_cast<int>(std::min<std::size_t>(data.size(), std::numeric_limits<int>::max()));
+  const int n =
+      static_cast<int>(std::min<std::size_t>(data.size(), std::numeric_limits<int>::max()));
   const int r = SSL_write(ssl_.get(), data.data(), n);
   if (r > 0) return static_cast<std::size_t>(r);
   const int err = SSL_get_error(ssl_.get(), r);
@@ -156,7 +169,11 @@ std::size_t TlsSocket::write_now(std::span<const std::uint8_t> data) {
   fail(err, r);
 }
 
-asio::awaitable<void> TlsSocket::wait_for_read() { return wait(read_wants_); }
-asio::awaitable<void> TlsSocket::wait_for_write() { return wait(write_wants_); }
+asio::awaitable<void> TlsSocket::wait_for_read() {
+  return wait(read_wants_);
+}
+asio::awaitable<void> TlsSocket::wait_for_write() {
+  return wait(write_wants_);
+}
 
 }  // namespace pqot::channel

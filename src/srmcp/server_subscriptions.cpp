@@ -14,17 +14,20 @@ using asio::awaitable;
 using asio::use_awaitable;
 
 // A NOTIFICATION body (§9.1 JSON, §9.2 compact) with the entries `changed` of a sample.
-std::string ServerSession::notification_body(std::uint64_t subscription, const std::vector<std::string>& ids,
+std::string ServerSession::notification_body(std::uint64_t subscription,
+                                             const std::vector<std::string>& ids,
                                              const std::vector<ReadResult>& results,
                                              const std::vector<std::size_t>& changed) const {
   const auto ts = [](const ReadResult& r) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(r.timestamp.time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(r.timestamp.time_since_epoch())
+        .count();
   };
   std::string body;
   if (encoding_ == BodyEncoding::compact) {
     compact::begin_notification(body, subscription, changed.size());
     for (const std::size_t i : changed) {
-      compact::append_notification_entry(body, ids[i], results[i].status, ts(results[i]), results[i].value);
+      compact::append_notification_entry(body, ids[i], results[i].status, ts(results[i]),
+                                         results[i].value);
     }
     return body;
   }
@@ -41,14 +44,18 @@ std::string ServerSession::notification_body(std::uint64_t subscription, const s
 Json ServerSession::subscribe(const SubscribeRequest& request) {
   const auto& cfg = server_->config;
   if (subscriptions_.size() >= cfg.max_subscriptions) {
-    server_->refuse(Refusal::subscriptions, peer_, "session " + hex64(session_id_) + ": subscription limit reached");
-    throw ProtocolError(Action::reply, Status::too_large,
-                        "at most " + std::to_string(cfg.max_subscriptions) + " subscriptions per session");
+    server_->refuse(Refusal::subscriptions, peer_,
+                    "session " + hex64(session_id_) + ": subscription limit reached");
+    throw ProtocolError(
+        Action::reply, Status::too_large,
+        "at most " + std::to_string(cfg.max_subscriptions) + " subscriptions per session");
   }
   if (subscribed_ids_ + request.ids.size() > cfg.max_subscribed_ids) {
-    server_->refuse(Refusal::subscriptions, peer_, "session " + hex64(session_id_) + ": subscribed-id limit reached");
-    throw ProtocolError(Action::reply, Status::too_large,
-                        "at most " + std::to_string(cfg.max_subscribed_ids) + " subscribed ids per session");
+    server_->refuse(Refusal::subscriptions, peer_,
+                    "session " + hex64(session_id_) + ": subscribed-id limit reached");
+    throw ProtocolError(
+        Action::reply, Status::too_large,
+        "at most " + std::to_string(cfg.max_subscribed_ids) + " subscribed ids per session");
   }
   Subscription s;
   s.ids = request.ids;
@@ -89,12 +96,13 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
       std::vector<ReadResult> results;
       auto box = std::make_shared<std::vector<ReadResult>>();
       auto waiter = std::make_shared<asio::steady_timer>(strand_, Clock::time_point::max());
-      const bool now = nodes().read_results(ids, principal_, results, [box, waiter, strand = strand_](auto r) {
-        asio::post(strand, [box, waiter, r = std::move(r)]() mutable {
-          *box = std::move(r);
-          waiter->cancel();
-        });
-      });
+      const bool now =
+          nodes().read_results(ids, principal_, results, [box, waiter, strand = strand_](auto r) {
+            asio::post(strand, [box, waiter, r = std::move(r)]() mutable {
+              *box = std::move(r);
+              waiter->cancel();
+            });
+          });
       if (!now) {
         backend_ops_ += ids.size();
         asio::error_code ec;
@@ -102,7 +110,9 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
         backend_ops_ -= std::min(backend_ops_, ids.size());
         results = std::move(*box);
         wake_readers();
-        interval = std::max(interval, std::chrono::duration_cast<std::chrono::milliseconds>(cfg.min_backend_sample));
+        interval =
+            std::max(interval,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(cfg.min_backend_sample));
       }
       it = subscriptions_.find(id);
       if (closed_ || it == subscriptions_.end()) break;
@@ -111,7 +121,8 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
       for (std::size_t i = 0; i < ids.size() && i < results.size(); ++i) {
         const ReadResult& r = results[i];
         // Gone since SUBSCRIBE (a reload): nothing to say about it.
-        if (r.status == Status::unknown_node || r.status == Status::not_readable || r.status == Status::access_denied) {
+        if (r.status == Status::unknown_node || r.status == Status::not_readable ||
+            r.status == Status::access_denied) {
           continue;
         }
         // What "changed" compares: the value, or the failure (a failing node is reported once).
@@ -122,12 +133,13 @@ awaitable<void> ServerSession::run_subscription(std::uint64_t id) {
         changed.push_back(i);
       }
       if (!changed.empty()) {
-        const std::string text = notification_body(id, ids, results, changed);
         try {
-          endpoint_->send(MessageHeader{MessageType::notification, true, Status::ok, 0}, crypto::as_bytes(text),
-                          cfg.limits.max_segments);
-        } catch (const ProtocolError&) {
-          // Too large for one message, or no link left: nothing to deliver this time.
+          const std::string text = notification_body(id, ids, results, changed);
+          endpoint_->send(MessageHeader{MessageType::notification, true, Status::ok, 0},
+                          crypto::as_bytes(text), cfg.limits.max_segments);
+        } catch (const std::exception&) {
+          // Too large for one message or its encoding, or no link left: nothing to deliver this
+          // time.
         }
       }
     }

@@ -33,8 +33,8 @@ struct NodeReading {
   std::string id;                 ///< the node
   Status status = Status::ok;     ///< the per-node status (§11)
   std::optional<ValueType> type;  ///< the node's type; absent for an unknown id
-  std::int64_t ts_ms = 0;         ///< time of the value or of the failed attempt (ms since 1970, UTC)
-  Value value;                    ///< present when status is OK
+  std::int64_t ts_ms = 0;  ///< time of the value or of the failed attempt (ms since 1970, UTC)
+  Value value;             ///< present when status is OK
 };
 
 /// One entry of a WRITE response.
@@ -62,7 +62,8 @@ void encode_read_request(std::span<const std::string> ids, std::string& out);
 /// WRITE request: id and value pairs; the same argument checks, and a value may not be nothing.
 void encode_write_request(std::span<const std::pair<std::string, Value>> values, std::string& out);
 /// The server's decoders: ProtocolError{reply, BAD_REQUEST, or TOO_LARGE past
-/// max_nodes_per_request; `tid`}.
+/// max_nodes_per_request or for a value larger than a JSON body could carry; `tid`}. A json
+/// value must be an object or array, nested at most max_json_depth - 3 deep (as in a JSON body).
 ReadRequest decode_read_request(ByteView body, const Limits& limits, std::uint32_t tid);
 WriteRequest decode_write_request(ByteView body, const Limits& limits, std::uint32_t tid);
 
@@ -70,21 +71,23 @@ WriteRequest decode_write_request(ByteView body, const Limits& limits, std::uint
 /// The entry count that starts a READ or WRITE response (at most 65,535).
 void begin_entries(std::string& out, std::size_t count);
 /// One READ entry: the value is written (as `type`) only when `status` is OK.
-void append_read_entry(std::string& out, std::optional<ValueType> type, Status status, std::int64_t ts_ms,
-                       const Json& value);
+void append_read_entry(std::string& out, std::optional<ValueType> type, Status status,
+                       std::int64_t ts_ms, const Json& value);
 /// One WRITE entry: the stored value is written only when `status` is OK.
-void append_write_entry(std::string& out, Status status, std::optional<ValueType> type, const Json& stored);
+void append_write_entry(std::string& out, Status status, std::optional<ValueType> type,
+                        const Json& stored);
 /// The header of a NOTIFICATION: subscription and entry count.
 void begin_notification(std::string& out, std::uint64_t subscription, std::size_t count);
 /// One NOTIFICATION entry (id, then as a READ entry; the type follows the value's JSON kind).
-void append_notification_entry(std::string& out, std::string_view id, Status status, std::int64_t ts_ms,
-                               const Json& value);
+void append_notification_entry(std::string& out, std::string_view id, Status status,
+                               std::int64_t ts_ms, const Json& value);
 
 // ---- responses (client side) -----------------------------------------------------------------
 /// A READ response to a request for `ids`: one entry per id, in order, each with its id filled
 /// in. Throws ProtocolError{reply, BAD_REQUEST} for anything malformed: a count other than
-/// ids.size(), an unknown status or type octet, a value where the status says none (or none where
-/// it says one), bad UTF-8, trailing bytes.
+/// ids.size(), an unknown type octet, a value where the status says none (or none where it says
+/// one), bad UTF-8, trailing bytes. A status this version does not know is kept (a newer server may
+/// send it).
 std::vector<NodeReading> decode_read_response(ByteView body, std::span<const std::string> ids,
                                               const Limits& limits);
 /// A WRITE response to a request for `ids` (the same checks).

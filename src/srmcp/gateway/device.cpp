@@ -22,8 +22,9 @@ void Device::read(const std::shared_ptr<PointState>& p, ReadDone done) {
     std::unique_lock lock(p->mu);
     // A polled node answers from the last poll, failures included; a cached one reuses a
     // successful read that is young enough.
-    const bool fresh = p->cached && (p->poll.count() > 0 ||
-                                     (p->cached->status == Status::ok && Clock::now() - p->cached_at <= p->cache_age));
+    const bool fresh =
+        p->cached && (p->poll.count() > 0 || (p->cached->status == Status::ok &&
+                                              Clock::now() - p->cached_at <= p->cache_age));
     if (fresh) {
       ReadResult r = *p->cached;
       lock.unlock();
@@ -227,8 +228,8 @@ asio::awaitable<void> Device::do_reads(std::vector<Job>& jobs, std::size_t begin
   }
 }
 
-asio::awaitable<void> Device::read_span(std::vector<Job*> span, modbus::Table table, std::uint16_t start,
-                                        std::uint16_t count) {
+asio::awaitable<void> Device::read_span(std::vector<Job*> span, modbus::Table table,
+                                        std::uint16_t start, std::uint16_t count) {
   if (!conn_->connected() && !co_await conn_->ensure_connected()) {
     for (Job* j : span) fail_fast(*j);
     co_return;
@@ -251,11 +252,18 @@ asio::awaitable<void> Device::read_span(std::vector<Job*> span, modbus::Table ta
       finish(*span.front(), Status::device_exception);
       co_return;
     }
-    // One bad address must not fail its neighbours: ask for each node alone.
+    // One bad address must not fail its neighbours: ask for each node alone, as long as its
+    // deadline allows (a device that answers each single read slowly holds the batch no longer).
     for (Job* j : span) {
+      if (Clock::now() > j->deadline) {
+        ++expired_;
+        finish(*j, Status::timeout);
+        continue;
+      }
       const modbus::Point& p = j->point->point;
       std::vector<Job*> alone(1, j);  // named: GCC 12 cannot co_await a call with a braced list
-      co_await read_span(std::move(alone), p.table, p.address, modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
+      co_await read_span(std::move(alone), p.table, p.address,
+                         modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
     }
     co_return;
   }
@@ -263,7 +271,8 @@ asio::awaitable<void> Device::read_span(std::vector<Job*> span, modbus::Table ta
     const modbus::Point& p = j->point->point;
     const auto off = static_cast<std::size_t>(p.address - start);
     if (modbus::is_bit_table(table)) {
-      finish_read(*j, ReadResult{Status::ok, modbus::decode_bit(a.bits[off] != 0), std::chrono::system_clock::now()});
+      finish_read(*j, ReadResult{Status::ok, modbus::decode_bit(a.bits[off] != 0),
+                                 std::chrono::system_clock::now()});
     } else if (auto v = modbus::decode_registers(p, std::span(a.regs).subspan(off, p.count))) {
       finish_read(*j, ReadResult{Status::ok, std::move(*v), std::chrono::system_clock::now()});
     } else {
@@ -307,7 +316,8 @@ asio::awaitable<void> Device::do_write(Job& j) {
   j.finished = true;
   back.read_done = [done](ReadResult r) { done(WriteResult{r.status, std::move(r.value)}); };
   std::vector<Job*> alone(1, &back);
-  co_await read_span(std::move(alone), p.table, p.address, modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
+  co_await read_span(std::move(alone), p.table, p.address,
+                     modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
 }
 
 void Device::fail_fast(Job& j) {
