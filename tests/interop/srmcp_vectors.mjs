@@ -14,6 +14,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ml_kem768 } from '@noble/post-quantum/ml-kem.js';
 
+import { compactMarkdown, compactVectors } from './srmcp_compact_vectors.mjs';
+
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const JSON_PATH = 'tests/data/srmcp/kat.json';
 export const DOC_PATH = 'docs/srmcp.md';
@@ -234,6 +236,7 @@ export function vectors() {
     key_schedule: keyScheduleVector(),
     link_bind_proof: linkBindProofVector(),
     session: sessionVector(),
+    compact: compactVectors(),
   };
 }
 
@@ -350,6 +353,7 @@ and LINK_READY:
     field('plaintext', bind.plaintext), field('nonce', bind.nonce), field('frame', bind.frame),
     `F${frameOf(FRAME.link_ready)} LINK_READY`, field('nonce', ready.nonce), field('frame', ready.frame))}
 `);
+  out.push(compactMarkdown(v.compact));
   return out.join('\n');
 }
 

@@ -14,6 +14,7 @@
 #include "pqot/crypto/hash.hpp"
 #include "pqot/crypto/hkdf.hpp"
 #include "pqot/crypto/mlkem.hpp"
+#include "pqot/srmcp/compact.hpp"
 #include "pqot/srmcp/reassembly.hpp"
 #include "pqot/srmcp/session_crypto.hpp"
 
@@ -136,7 +137,8 @@ TEST(SrmcpKat, SessionKem_S4) {
   const auto enc = kem.encapsulate(kp.public_key, bytes(s["inputs"]["encaps_m"]));
   EXPECT_EQ(hex(enc.ciphertext), s["ct"].get<std::string>());
   EXPECT_EQ(hex(enc.shared_secret), s["shared_secret"].get<std::string>());
-  EXPECT_EQ(hex(kem.decapsulate(kp.secret_key, bytes(s["ct"]))), s["shared_secret"].get<std::string>());
+  EXPECT_EQ(hex(kem.decapsulate(kp.secret_key, bytes(s["ct"]))),
+            s["shared_secret"].get<std::string>());
 }
 
 TEST(SrmcpKat, SessionHellos_S4) {
@@ -153,7 +155,8 @@ TEST(SrmcpKat, SessionHellos_S4) {
   std::copy(client_random.begin(), client_random.end(), ch.client_random.begin());
   const Bytes ch_body = encode(ch);
   EXPECT_EQ(hex(ch_body), s["client_hello"]["body"].get<std::string>());
-  EXPECT_EQ(hex(plain_frame(FrameType::client_hello, ch_body)), s["client_hello"]["frame"].get<std::string>());
+  EXPECT_EQ(hex(plain_frame(FrameType::client_hello, ch_body)),
+            s["client_hello"]["frame"].get<std::string>());
   EXPECT_EQ(encode(parse_client_hello(ch_body)), ch_body);
 
   ServerHello sh;
@@ -169,7 +172,8 @@ TEST(SrmcpKat, SessionHellos_S4) {
   sh.timestamp_window_ms = in["timestamp_window_ms"].get<std::uint32_t>();
   const Bytes sh_body = encode(sh);
   EXPECT_EQ(hex(sh_body), s["server_hello"]["body"].get<std::string>());
-  EXPECT_EQ(hex(plain_frame(FrameType::server_hello, sh_body)), s["server_hello"]["frame"].get<std::string>());
+  EXPECT_EQ(hex(plain_frame(FrameType::server_hello, sh_body)),
+            s["server_hello"]["frame"].get<std::string>());
   EXPECT_EQ(encode(parse_server_hello(sh_body)), sh_body);
 }
 
@@ -222,7 +226,8 @@ TEST(SrmcpKat, SessionFrames_S3_S7_S8_2) {
     const FrameHeader header{static_cast<FrameType>(f["type"].get<int>()),
                              f["link_id"].get<std::uint32_t>(), f["seq"].get<std::uint64_t>(),
                              f["epoch"].get<std::uint32_t>()};
-    EXPECT_EQ(hex(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq)), f["nonce"].get<std::string>());
+    EXPECT_EQ(hex(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq)),
+              f["nonce"].get<std::string>());
     Bytes plain;
     if (header.type == FrameType::sealed) {
       const json& seg = f["segment"];
@@ -255,7 +260,8 @@ TEST(SrmcpKat, SessionFrames_S3_S7_S8_2) {
     if (!bind && header.epoch == 0) {
       // The sending half seals the same bytes at its first epoch.
       SendState sender(keys.at(f["direction"], f["epoch"]), dir, 1000, std::chrono::hours(1));
-      EXPECT_EQ(hex(sender.seal_frame(header.type, header.link_id, header.seq, plain)), f["frame"].get<std::string>());
+      EXPECT_EQ(hex(sender.seal_frame(header.type, header.link_id, header.seq, plain)),
+                f["frame"].get<std::string>());
     }
   }
 }
@@ -360,6 +366,111 @@ TEST(SrmcpKat, SessionReceive_S3_S6_S8_2_S9) {
     ++opened;
   }
   EXPECT_EQ(opened, s["messages"].size());
+}
+
+// ---- A.4: compact bodies and HELLO_REFUSED
+// ---------------------------------------------------------------------
+
+std::optional<ValueType> type_of_octet(const json& octet) {
+  if (octet.get<int>() == compact::type_octet(std::nullopt)) return std::nullopt;
+  for (const ValueType t : {ValueType::folder, ValueType::boolean, ValueType::int64,
+                            ValueType::float64, ValueType::string, ValueType::json}) {
+    if (compact::type_octet(t) == octet.get<int>()) return t;
+  }
+  ADD_FAILURE() << "no type has the octet " << octet;
+  return std::nullopt;
+}
+std::string hex(const std::string& s) {
+  return crypto::to_hex(crypto::as_bytes(s));
+}
+std::vector<std::string> ids(const json& v) {
+  return v.get<std::vector<std::string>>();
+}
+
+TEST(SrmcpKat, CompactBodies_A4) {
+  const json& c = kat()["compact"];
+  std::string out;
+  compact::encode_read_request(ids(c["read_request"]["ids"]), out);
+  EXPECT_EQ(hex(out), c["read_request"]["body"].get<std::string>());
+
+  for (const json& w : c["write_requests"]) {
+    SCOPED_TRACE(w.dump());
+    const Value v = from_json(w["value"]);
+    EXPECT_EQ(compact::type_octet(type_of_octet(w["type"])), w["type"].get<int>());
+    const std::vector<std::pair<std::string, Value>> one{{w["id"].get<std::string>(), v}};
+    out.clear();
+    compact::encode_write_request(one, out);
+    EXPECT_EQ(hex(out), w["body"].get<std::string>());
+    const Bytes body = bytes(w["body"]);
+    const WriteRequest back = compact::decode_write_request(body, Limits{}, 1);
+    ASSERT_EQ(back.values.size(), 1u);
+    EXPECT_EQ(back.values[0].second, w["value"]);
+  }
+
+  const json& rr = c["read_response"];
+  out.clear();
+  compact::begin_entries(out, rr["entries"].size());
+  for (const json& e : rr["entries"]) {
+    compact::append_read_entry(out, type_of_octet(e["type"]),
+                               static_cast<Status>(e["status"].get<int>()),
+                               e["ts_ms"].get<std::int64_t>(), e.value("value", json()));
+  }
+  EXPECT_EQ(hex(out), rr["body"].get<std::string>());
+  const auto readings = compact::decode_read_response(bytes(rr["body"]), ids(rr["ids"]), Limits{});
+  ASSERT_EQ(readings.size(), rr["entries"].size());
+  EXPECT_EQ(to_json(readings[0].value), rr["entries"][0]["value"]);
+
+  const json& wr = c["write_response"];
+  out.clear();
+  compact::begin_entries(out, wr["entries"].size());
+  for (const json& e : wr["entries"]) {
+    compact::append_write_entry(out, static_cast<Status>(e["status"].get<int>()),
+                                e.contains("type") ? type_of_octet(e["type"]) : std::nullopt,
+                                e.value("stored", json()));
+  }
+  EXPECT_EQ(hex(out), wr["body"].get<std::string>());
+  EXPECT_EQ(compact::decode_write_response(bytes(wr["body"]), ids(wr["ids"]), Limits{}).size(),
+            wr["entries"].size());
+
+  const json& n = c["notification"];
+  out.clear();
+  compact::begin_notification(out, n["subscription"].get<std::uint64_t>(), n["entries"].size());
+  for (const json& e : n["entries"]) {
+    compact::append_notification_entry(out, e["id"].get<std::string>(),
+                                       static_cast<Status>(e["status"].get<int>()),
+                                       e["ts_ms"].get<std::int64_t>(), e.value("value", json()));
+  }
+  EXPECT_EQ(hex(out), n["body"].get<std::string>());
+  const Notification decoded = compact::decode_notification(bytes(n["body"]), Limits{});
+  EXPECT_EQ(decoded.subscription, n["subscription"].get<std::uint64_t>());
+  ASSERT_EQ(decoded.values.size(), n["entries"].size());
+  EXPECT_EQ(decoded.values[1].id, n["entries"][1]["id"].get<std::string>());
+
+  const json& r = c["hello_refused"];
+  HelloRefused refused;
+  refused.reason = static_cast<HelloRefused::Reason>(r["reason"].get<int>());
+  refused.versions = r["versions"].get<std::vector<std::uint8_t>>();
+  for (const json& k : r["kems"]) refused.kems.push_back(static_cast<KemId>(k.get<int>()));
+  EXPECT_EQ(hex(encode(refused)), r["body"].get<std::string>());
+}
+
+TEST(SrmcpKat, CompactMalformedRequests_A4) {
+  for (const json& m : kat()["compact"]["malformed"]) {
+    SCOPED_TRACE(m.dump());
+    const Bytes body = bytes(m["body"]);
+    Status got = Status::ok;
+    try {
+      if (m["request"] == "read") {
+        compact::decode_read_request(body, Limits{}, 1);
+      } else {
+        compact::decode_write_request(body, Limits{}, 1);
+      }
+    } catch (const ProtocolError& e) {
+      EXPECT_EQ(e.action(), Action::reply);
+      got = e.status();
+    }
+    EXPECT_EQ(static_cast<int>(got), m["status"].get<int>());
+  }
 }
 
 }  // namespace
