@@ -18,8 +18,8 @@ namespace {
 // The test PKI as srmcp sees it; client2's certificate carries OU=operator.
 struct Pki : pqot::test::TestPki {
   Pki() : TestPki(3, {{2, {"operator"}}}) {}
-  TlsFiles client(int n) const { return files<TlsFiles>("client" + std::to_string(n)); }
-  TlsFiles server() const { return files<TlsFiles>("server"); }
+  channel::TlsFiles client(int n) const { return files<channel::TlsFiles>("client" + std::to_string(n)); }
+  channel::TlsFiles server() const { return files<channel::TlsFiles>("server"); }
 };
 
 NodeSpec node(std::string id, ValueType type, Json initial, Acl writers = {}, Acl readers = {"*"}) {
