@@ -6,43 +6,54 @@ namespace pqot::channel {
 
 using Kind = ReassemblyError::Kind;
 
-Reassembler::Reassembler(std::size_t max_messages, std::size_t max_bytes, std::shared_ptr<ReassemblyBudget> shared)
+Reassembler::Reassembler(std::size_t max_messages, std::size_t max_bytes,
+                         std::shared_ptr<ReassemblyBudget> shared)
     : max_messages_(max_messages), max_bytes_(max_bytes), shared_(std::move(shared)) {}
 
-Reassembler::~Reassembler() { release(bytes_); }
+Reassembler::~Reassembler() {
+  release(bytes_);
+}
 
 void Reassembler::release(std::size_t n) noexcept {
   bytes_ -= n;
   if (shared_) shared_->give_back(n);
 }
 
-std::optional<Bytes> Reassembler::add(const Fragment& f, Clock::time_point now) {
+bool Reassembler::is_whole(const Fragment& f) {
   if (f.count == 0 || f.count > kMaxFragments || f.index >= f.count) {
     throw ReassemblyError(Kind::inconsistent, "fragment index or count out of range");
   }
   // A part of a fragmented message carries at least one byte: pending messages cost memory that
   // only their bytes are charged for.
   if (f.count > 1 && f.data.empty()) throw ReassemblyError(Kind::inconsistent, "empty fragment");
-  if (f.count == 1) {
-    if (f.data.size() != f.total) throw ReassemblyError(Kind::inconsistent, "fragment size differs from the total");
-    return Bytes(f.data.begin(), f.data.end());
+  if (f.count == 1 && f.data.size() != f.total) {
+    throw ReassemblyError(Kind::inconsistent, "fragment size differs from the total");
   }
+  return f.count == 1;
+}
+
+std::optional<Bytes> Reassembler::add(const Fragment& f, Clock::time_point now) {
+  if (is_whole(f)) return Bytes(f.data.begin(), f.data.end());
 
   auto it = partial_.find(f.message);
   if (it == partial_.end()) {
-    if (partial_.size() >= max_messages_) throw ReassemblyError(Kind::too_many_messages, "too many partial messages");
+    if (partial_.size() >= max_messages_)
+      throw ReassemblyError(Kind::too_many_messages, "too many partial messages");
   } else {
     const Partial& p = it->second;
     if (p.first.tag != f.tag || p.first.count != f.count || p.first.total != f.total) {
       throw ReassemblyError(Kind::inconsistent, "fragment disagrees with its message");
     }
-    if (p.received_mask & (std::uint32_t{1} << f.index)) throw ReassemblyError(Kind::duplicate, "duplicate fragment");
+    if (p.received_mask & (std::uint32_t{1} << f.index))
+      throw ReassemblyError(Kind::duplicate, "duplicate fragment");
   }
   // The bytes are counted before they are kept: a bound per reassembler and per server.
   const std::size_t n = f.data.size();
   const std::size_t held = it == partial_.end() ? 0 : it->second.bytes;
-  if (held + n > f.total) throw ReassemblyError(Kind::inconsistent, "fragments larger than their message");
-  if (bytes_ + n > max_bytes_) throw ReassemblyError(Kind::over_limit, "partial messages over this session's byte limit");
+  if (held + n > f.total)
+    throw ReassemblyError(Kind::inconsistent, "fragments larger than their message");
+  if (bytes_ + n > max_bytes_)
+    throw ReassemblyError(Kind::over_limit, "partial messages over this session's byte limit");
   if (shared_ && !shared_->take(n)) {
     throw ReassemblyError(Kind::over_budget, "partial messages over the server's byte budget");
   }
@@ -51,7 +62,8 @@ std::optional<Bytes> Reassembler::add(const Fragment& f, Clock::time_point now) 
     if (it == partial_.end()) {
       Fragment first = f;
       first.data = {};
-      it = partial_.emplace(f.message, Partial{first, std::vector<Bytes>(f.count), 0, 0, now}).first;
+      it =
+          partial_.emplace(f.message, Partial{first, std::vector<Bytes>(f.count), 0, 0, now}).first;
     }
     it->second.parts[f.index].assign(f.data.begin(), f.data.end());
   } catch (...) {  // out of memory: keep nothing of the fragment, as for any refusal

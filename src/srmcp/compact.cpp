@@ -347,6 +347,9 @@ std::uint8_t type_octet(std::optional<ValueType> t) noexcept {
 
 void encode_read_request(std::span<const std::string> ids, std::string& out) {
   if (ids.empty()) throw std::invalid_argument("READ needs at least one id");
+  std::size_t size = 2;
+  for (const auto& id : ids) size += 1 + id.size();
+  out.reserve(out.size() + size);  // one allocation for the whole body
   put_count(out, ids.size());
   for (const auto& id : ids) put_id(out, id);
 }

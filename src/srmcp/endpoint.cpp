@@ -28,7 +28,9 @@ Endpoint::Endpoint(const SessionKeys& keys, Direction self, const Limits& limits
       reassembler_(limits, max_partial_bytes, std::move(budget)),
       rng_(crypto::random_u64()) {}
 
-void Endpoint::add_link(std::shared_ptr<Link> link) { links_[link->id] = std::move(link); }
+void Endpoint::add_link(std::shared_ptr<Link> link) {
+  links_[link->id] = std::move(link);
+}
 
 void Endpoint::remove_link(std::uint32_t id) {
   auto it = links_.find(id);
@@ -45,18 +47,35 @@ std::shared_ptr<Link> Endpoint::link(std::uint32_t id) const {
 std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
   const FrameHeader& h = frame.header;
   if (h.type != FrameType::sealed) {
-    throw ProtocolError(Action::close, Status::wrong_phase, "frame type not allowed on an open link");
+    throw ProtocolError(Action::close, Status::wrong_phase,
+                        "frame type not allowed on an open link");
   }
-  if (h.link_id != link.id) throw ProtocolError(Action::close, Status::bad_request, "frame for another link");
+  if (h.link_id != link.id)
+    throw ProtocolError(Action::close, Status::bad_request, "frame for another link");
   if (h.seq != link.recv_seq) {
-    throw ProtocolError(Action::close, Status::replay,
-                        "frame sequence " + std::to_string(h.seq) + ", expected " + std::to_string(link.recv_seq));
+    throw ProtocolError(
+        Action::close, Status::replay,
+        "frame sequence " + std::to_string(h.seq) + ", expected " + std::to_string(link.recv_seq));
   }
-  const Bytes plain = receive_.open_frame(h, frame.aad, frame.body);
+  receive_.open_frame_into(h, frame.aad, frame.body, frame_plain_);
   ++link.recv_seq;  // only after authentication
-  const Segment segment = parse_segment(plain, limits_);
-  auto whole = reassembler_.add(segment);
-  if (!whole) return std::nullopt;
+  // Keep the scratch buffer's capacity for frames of usual size, not for the largest ever seen.
+  struct Trim {
+    Bytes& b;
+    ~Trim() {
+      if (b.capacity() > kKeptFrameCapacity) Bytes().swap(b);
+    }
+  } trim{frame_plain_};
+  const Segment segment = parse_segment(frame_plain_, limits_);
+  // A one-segment message is opened where it lies in the frame; only a part is copied, to wait
+  // for the others.
+  std::optional<Bytes> reassembled;
+  ByteView whole = segment.data;
+  if (!Reassembler::is_whole(segment)) {
+    reassembled = reassembler_.add(segment);
+    if (!reassembled) return std::nullopt;
+    whole = *reassembled;
+  }
   // A message that fails inside authenticated frames came from a peer holding the frame keys: its
   // transaction (the segments' tid, authenticated with the frames) is answered BAD_REQUEST (§9).
   const auto answer = [&](const ProtocolError& e) {
@@ -67,13 +86,14 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
   };
   std::pair<MessageHeader, Bytes> opened;
   try {
-    opened = receive_.open_message(*whole);
+    opened = receive_.open_message(whole);
   } catch (const ProtocolError& e) {
     answer(e);
   }
   auto& [header, body] = opened;
   if (header.tid != segment.header.tid || header.msg_seq != segment.header.msg_seq) {
-    answer(ProtocolError(Action::drop, Status::bad_request, "message header disagrees with its segments"));
+    answer(ProtocolError(Action::drop, Status::bad_request,
+                         "message header disagrees with its segments"));
   }
   return Message{header, std::move(body)};
 }
@@ -81,15 +101,18 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
 // Uniformly among the links not being retired (§8.2); links whose queue is over the cap (a peer
 // not reading them) are left out while another link has room.
 namespace {
-bool usable(const Link& l) { return !l.draining && !l.stream->closed(); }
+bool usable(const Link& l) {
+  return !l.draining && !l.stream->closed();
+}
 }  // namespace
 
 Link& Endpoint::random_link() {
   const auto roomy = [&](const std::shared_ptr<Link>& l) {
     return link_queue_cap_ == 0 || l->stream->queued_bytes() <= link_queue_cap_;
   };
-  const auto picked = channel::pick_path(std::views::values(links_), [](const std::shared_ptr<Link>& l) { return usable(*l); },
-                                         roomy, rng_);
+  const auto picked = channel::pick_path(
+      std::views::values(links_), [](const std::shared_ptr<Link>& l) { return usable(*l); }, roomy,
+      rng_);
   if (!picked) throw ProtocolError(Action::close, Status::internal, "no link to send on");
   return *picked;
 }
@@ -119,9 +142,11 @@ std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t 
   const auto total = static_cast<std::uint32_t>(sealed.size());
   // Each segment must also fit in one frame.
   const std::uint32_t frame_room = limits_.max_frame_body - kSegmentHeaderSize - kTagSize;
-  const auto segments = channel::fragment_count(total, frame_room, max_segments, static_cast<std::uint32_t>(usable_links()),
+  const auto segments = channel::fragment_count(total, frame_room, max_segments,
+                                                static_cast<std::uint32_t>(usable_links()),
                                                 limits_.max_segments, rng_);
-  if (!segments) throw ProtocolError(Action::reply, Status::too_large, "message too large", header.tid);
+  if (!segments)
+    throw ProtocolError(Action::reply, Status::too_large, "message too large", header.tid);
   const auto count = static_cast<std::uint16_t>(*segments);
   for (std::uint16_t i = 0; i < count; ++i) {
     const auto [offset, size] = segment_span(total, count, i);
@@ -159,6 +184,5 @@ std::size_t Endpoint::expire_partial(std::chrono::steady_clock::duration age) {
 void Endpoint::close_all() noexcept {
   for (auto& [id, link] : links_) link->stream->close();
 }
-
 
 }  // namespace pqot::srmcp

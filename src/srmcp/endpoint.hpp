@@ -33,9 +33,9 @@ class Endpoint {
  public:
   /// `self` is the direction this side sends in.
   /// `max_partial_bytes` and `budget` bound reassembly memory (Reassembler).
-  Endpoint(const SessionKeys& keys, Direction self, const Limits& limits, std::uint32_t key_update_messages,
-           std::chrono::seconds key_update_after, std::size_t max_partial_bytes = 0,
-           std::shared_ptr<ReassemblyBudget> budget = nullptr);
+  Endpoint(const SessionKeys& keys, Direction self, const Limits& limits,
+           std::uint32_t key_update_messages, std::chrono::seconds key_update_after,
+           std::size_t max_partial_bytes = 0, std::shared_ptr<ReassemblyBudget> budget = nullptr);
 
   void add_link(std::shared_ptr<Link> link);
   void remove_link(std::uint32_t id);
@@ -45,8 +45,9 @@ class Endpoint {
   std::size_t usable_links() const noexcept;
   const std::map<std::uint32_t, std::shared_ptr<Link>>& links() const noexcept { return links_; }
 
-  /// Processes one frame received on `link`. Returns a complete authenticated message, if this frame
-  /// completed one. Throws ProtocolError: close (the link must be closed), drop (ignore), reply.
+  /// Processes one frame received on `link`. Returns a complete authenticated message, if this
+  /// frame completed one. Throws ProtocolError: close (the link must be closed), drop (ignore),
+  /// reply.
   std::optional<Message> on_frame(Link& link, const RawFrame& frame);
 
   /// Seals `body` as one message and sends it: `max_segments` > 1 splits it into a random number of
@@ -63,7 +64,9 @@ class Endpoint {
   /// Drops partial messages older than `age` (§8.2); returns how many.
   std::size_t expire_partial(std::chrono::steady_clock::duration age);
   /// When the oldest partial message started, if any (for an expiry timer).
-  std::optional<std::chrono::steady_clock::time_point> oldest_partial() const { return reassembler_.oldest(); }
+  std::optional<std::chrono::steady_clock::time_point> oldest_partial() const {
+    return reassembler_.oldest();
+  }
 
   /// Bytes waiting to be written on all links.
   std::size_t queued_bytes() const noexcept;
@@ -83,6 +86,10 @@ class Endpoint {
   SendState send_;
   ReceiveState receive_;
   Reassembler reassembler_;
+  // on_frame()'s plaintext, reused frame after frame (inner-layer ciphertext, no secret); past
+  // kKeptFrameCapacity it is released after the frame.
+  static constexpr std::size_t kKeptFrameCapacity = 16 * 1024;
+  Bytes frame_plain_;
   std::map<std::uint32_t, std::shared_ptr<Link>> links_;
   std::mt19937_64 rng_;
   std::size_t link_queue_cap_ = 0;  // 0 = none
@@ -90,7 +97,10 @@ class Endpoint {
 
 /// §10: how far `timestamp_s` (a message header's) is from this clock, in whole seconds.
 std::uint32_t clock_skew_s(std::uint32_t timestamp_s);
-/// §10: whether such a skew is outside a window of `window_ms` (whole seconds: ceil(window_ms / 1000)).
-inline bool outside_window(std::uint32_t skew_s, std::uint32_t window_ms) { return skew_s > (window_ms + 999) / 1000; }
+/// §10: whether such a skew is outside a window of `window_ms` (whole seconds: ceil(window_ms /
+/// 1000)).
+inline bool outside_window(std::uint32_t skew_s, std::uint32_t window_ms) {
+  return skew_s > (window_ms + 999) / 1000;
+}
 
 }  // namespace pqot::srmcp

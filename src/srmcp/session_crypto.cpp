@@ -40,8 +40,8 @@ KeySet next_epoch(const KeySet& keys) {
   return KeySet{key_schedule().next_epoch(keys.frame), key_schedule().next_epoch(keys.message)};
 }
 
-std::array<std::uint8_t, 32> link_bind_proof(const Key& link_key, ByteView token, std::uint32_t link_id,
-                                             ByteView link_exporter) {
+std::array<std::uint8_t, 32> link_bind_proof(const Key& link_key, ByteView token,
+                                             std::uint32_t link_id, ByteView link_exporter) {
   std::uint8_t id[4];
   common::store_u32(id, link_id);
   return key_schedule().mac(link_key, "bind", {token, ByteView(id, 4), link_exporter});
@@ -51,13 +51,14 @@ Bytes plain_frame(FrameType type, ByteView body) {
   Bytes out(kPreHeaderSize + kFrameHeaderSize + body.size());
   encode_pre_header({kFrameHeaderSize, static_cast<std::uint32_t>(body.size())},
                     std::span<std::uint8_t, kPreHeaderSize>(out.data(), kPreHeaderSize));
-  encode_frame_header({type, 0, 0, 0},
-                      std::span<std::uint8_t, kFrameHeaderSize>(out.data() + kPreHeaderSize, kFrameHeaderSize));
+  encode_frame_header({type, 0, 0, 0}, std::span<std::uint8_t, kFrameHeaderSize>(
+                                           out.data() + kPreHeaderSize, kFrameHeaderSize));
   std::copy(body.begin(), body.end(), out.begin() + kPreHeaderSize + kFrameHeaderSize);
   return out;
 }
 
-Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView plaintext) {
+Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
+                 ByteView plaintext) {
   constexpr std::size_t kAad = kPreHeaderSize + kFrameHeaderSize;
   const std::size_t body = plaintext.size() + kTagSize;
   Bytes out(kAad + body);
@@ -66,19 +67,29 @@ Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& heade
   encode_frame_header(header, std::span<std::uint8_t, kFrameHeaderSize>(out.data() + kPreHeaderSize,
                                                                         kFrameHeaderSize));
   key.seal_into(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq),
-                ByteView(out.data(), kAad), plaintext, crypto::MutableByteView(out.data() + kAad, body));
+                ByteView(out.data(), kAad), plaintext,
+                crypto::MutableByteView(out.data() + kAad, body));
   return out;
+}
+
+void open_frame_into(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
+                     ByteView body, Bytes& plain) {
+  if (body.size() < kTagSize)
+    throw ProtocolError(Action::close, Status::bad_request, "frame body shorter than a tag");
+  plain.resize(body.size() - kTagSize);
+  try {
+    key.open_into(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq), aad, body,
+                  plain);
+  } catch (const crypto::Error&) {
+    plain.clear();
+    throw ProtocolError(Action::close, Status::bad_request, "frame authentication failed");
+  }
 }
 
 Bytes open_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
                  ByteView body) {
-  if (body.size() < kTagSize) throw ProtocolError(Action::close, Status::bad_request, "frame body shorter than a tag");
-  Bytes plain(body.size() - kTagSize);
-  try {
-    key.open_into(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq), aad, body, plain);
-  } catch (const crypto::Error&) {
-    throw ProtocolError(Action::close, Status::bad_request, "frame authentication failed");
-  }
+  Bytes plain;
+  open_frame_into(key, dir, header, aad, body, plain);
   return plain;
 }
 
@@ -115,21 +126,25 @@ Bytes SendState::seal_message(MessageHeader& header, ByteView body) {
   header.timestamp_s = common::unix_time_s();
   ++messages_this_epoch_;
   Bytes out(kMessageHeaderSize + body.size() + kTagSize);
-  encode_message_header(header, std::span<std::uint8_t, kMessageHeaderSize>(out.data(), kMessageHeaderSize));
-  message_aead_.seal_into(crypto::make_nonce(message_prefix(dir_), header.msg_seq),
-                          ByteView(out.data(), kMessageHeaderSize), body,
-                          crypto::MutableByteView(out.data() + kMessageHeaderSize, body.size() + kTagSize));
+  encode_message_header(
+      header, std::span<std::uint8_t, kMessageHeaderSize>(out.data(), kMessageHeaderSize));
+  message_aead_.seal_into(
+      crypto::make_nonce(message_prefix(dir_), header.msg_seq),
+      ByteView(out.data(), kMessageHeaderSize), body,
+      crypto::MutableByteView(out.data() + kMessageHeaderSize, body.size() + kTagSize));
   return out;
 }
 
-Bytes SendState::seal_frame(FrameType type, std::uint32_t link_id, std::uint64_t seq, ByteView plaintext) {
+Bytes SendState::seal_frame(FrameType type, std::uint32_t link_id, std::uint64_t seq,
+                            ByteView plaintext) {
   return srmcp::seal_frame(frame_aead_, dir_, FrameHeader{type, link_id, seq, epoch_}, plaintext);
 }
 
 // ---- ReceiveState ------------------------------------------------------------------------------
 
 ReceiveState::EpochState ReceiveState::make_state(const KeySet& keys) {
-  return EpochState{keys, crypto::Aes256Gcm(keys.frame.span()), crypto::Aes256Gcm(keys.message.span())};
+  return EpochState{keys, crypto::Aes256Gcm(keys.frame.span()),
+                    crypto::Aes256Gcm(keys.message.span())};
 }
 
 ReceiveState::ReceiveState(const KeySet& keys, Direction dir)
@@ -137,19 +152,28 @@ ReceiveState::ReceiveState(const KeySet& keys, Direction dir)
 
 // Nothing changes until a frame or message of a new epoch authenticates (commit), so a forgery
 // cannot move the receiver on; a lagging link uses a kept previous epoch.
-ReceiveState::Epochs::Epoch* ReceiveState::keys_for(std::uint32_t number, std::optional<Epochs::Epoch>& candidate) {
-  return epochs_.find(number, candidate, [](const EpochState& cur) { return make_state(next_epoch(cur.keys)); });
+ReceiveState::Epochs::Epoch* ReceiveState::keys_for(std::uint32_t number,
+                                                    std::optional<Epochs::Epoch>& candidate) {
+  return epochs_.find(number, candidate,
+                      [](const EpochState& cur) { return make_state(next_epoch(cur.keys)); });
 }
 
 Bytes ReceiveState::open_frame(const FrameHeader& header, ByteView aad, ByteView body) {
+  Bytes plain;
+  open_frame_into(header, aad, body, plain);
+  return plain;
+}
+
+void ReceiveState::open_frame_into(const FrameHeader& header, ByteView aad, ByteView body,
+                                   Bytes& plain) {
   std::optional<Epochs::Epoch> candidate;
   Epochs::Epoch* epoch = keys_for(header.epoch, candidate);
   if (epoch == nullptr) {
-    throw ProtocolError(Action::close, Status::bad_request, "key epoch " + std::to_string(header.epoch) + " out of range");
+    throw ProtocolError(Action::close, Status::bad_request,
+                        "key epoch " + std::to_string(header.epoch) + " out of range");
   }
-  Bytes plain = srmcp::open_frame(epoch->state.frame_aead, dir_, header, aad, body);
+  srmcp::open_frame_into(epoch->state.frame_aead, dir_, header, aad, body, plain);
   epochs_.commit(candidate);
-  return plain;
 }
 
 std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
@@ -159,11 +183,13 @@ std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
   }
   std::optional<Epochs::Epoch> candidate;
   Epochs::Epoch* epoch = keys_for(header.epoch, candidate);
-  if (epoch == nullptr) throw ProtocolError(Action::drop, Status::bad_request, "message key epoch out of range");
+  if (epoch == nullptr)
+    throw ProtocolError(Action::drop, Status::bad_request, "message key epoch out of range");
   Bytes body(sealed.size() - kMessageHeaderSize - kTagSize);
   try {
     epoch->state.message_aead.open_into(crypto::make_nonce(message_prefix(dir_), header.msg_seq),
-                                  sealed.first(kMessageHeaderSize), sealed.subspan(kMessageHeaderSize), body);
+                                        sealed.first(kMessageHeaderSize),
+                                        sealed.subspan(kMessageHeaderSize), body);
   } catch (const crypto::Error&) {
     throw ProtocolError(Action::drop, Status::bad_request, "message authentication failed");
   }

@@ -87,7 +87,8 @@ class Reassembler {
 
   /// At most `max_messages` partial messages and `max_bytes` partial bytes; `shared`: an optional
   /// server-wide budget the bytes are also taken from.
-  Reassembler(std::size_t max_messages, std::size_t max_bytes, std::shared_ptr<ReassemblyBudget> shared = nullptr);
+  Reassembler(std::size_t max_messages, std::size_t max_bytes,
+              std::shared_ptr<ReassemblyBudget> shared = nullptr);
   ~Reassembler();
   Reassembler(const Reassembler&) = delete;
   Reassembler& operator=(const Reassembler&) = delete;
@@ -95,6 +96,10 @@ class Reassembler {
   /// Adds a fragment. Returns the whole message when this was its last missing fragment (a
   /// one-fragment message at once). Throws ReassemblyError, keeping nothing of the fragment.
   std::optional<Bytes> add(const Fragment& fragment, Clock::time_point now = Clock::now());
+  /// Whether `fragment` is a whole message by itself (count 1), which needs no buffer: the
+  /// caller uses its bytes where they are. Throws ReassemblyError as add() would for a fragment
+  /// that is not valid; false for a valid part of a larger message (for add()).
+  static bool is_whole(const Fragment& fragment);
   /// Drops partial messages whose first fragment arrived before `cutoff`; returns how many.
   std::size_t expire(Clock::time_point cutoff);
   /// When the oldest partial message started (nullopt if there is none): for an expiry timer.
@@ -104,8 +109,8 @@ class Reassembler {
 
  private:
   struct Partial {
-    Fragment first;           // tag, count and total every later fragment must match (data unused)
-    std::vector<Bytes> parts; // by index, as they arrive
+    Fragment first;            // tag, count and total every later fragment must match (data unused)
+    std::vector<Bytes> parts;  // by index, as they arrive
     std::uint32_t received_mask = 0;
     std::size_t bytes = 0;
     Clock::time_point started;

@@ -27,6 +27,9 @@ class Reassembler {
   /// or one that disagrees with earlier segments of its message, TOO_LARGE when max_reassemblies
   /// messages are already pending or its bytes would exceed this reassembler's bound or the budget.
   std::optional<Bytes> add(const Segment& segment, Clock::time_point now = Clock::now());
+  /// Whether `segment` is a whole message (count 1): its bytes are the sealed message, with no
+  /// copy. The same checks and ProtocolErrors as add(); false for a part (to be add()ed).
+  static bool is_whole(const Segment& segment);
   std::size_t expire(Clock::time_point cutoff) { return inner_.expire(cutoff); }
   std::optional<Clock::time_point> oldest() const { return inner_.oldest(); }
   std::size_t pending() const noexcept { return inner_.pending(); }

@@ -37,26 +37,33 @@ struct SessionKeys {
 /// TH = SHA-256(CLIENT_HELLO body || SERVER_HELLO body) (§5).
 std::array<std::uint8_t, 32> transcript_hash(ByteView client_hello, ByteView server_hello);
 /// §5: PRK = HKDF-Extract(exporter, kem_secret); each key = HKDF-Expand(PRK, "srmcp2 "+label+TH).
-SessionKeys derive_session_keys(ByteView tls_exporter, ByteView kem_secret, ByteView transcript_hash);
+SessionKeys derive_session_keys(ByteView tls_exporter, ByteView kem_secret,
+                                ByteView transcript_hash);
 /// §6: the next epoch's keys.
 KeySet next_epoch(const KeySet& keys);
 /// §7: HMAC-SHA-256(link key, "srmcp2 bind" || token || link_id || link exporter).
-std::array<std::uint8_t, 32> link_bind_proof(const Key& link_key, ByteView token, std::uint32_t link_id,
-                                             ByteView link_exporter);
+std::array<std::uint8_t, 32> link_bind_proof(const Key& link_key, ByteView token,
+                                             std::uint32_t link_id, ByteView link_exporter);
 
 /// Frame nonce prefix (§6): direction bit and link id.
 constexpr crypto::NoncePrefix frame_prefix(Direction dir, std::uint32_t link_id) noexcept {
   return channel::path_prefix(dir, link_id);
 }
 /// Message nonce prefix (§6): 'M', 0, 0, direction.
-constexpr crypto::NoncePrefix message_prefix(Direction dir) noexcept { return channel::tagged_prefix(0x4d, dir); }
+constexpr crypto::NoncePrefix message_prefix(Direction dir) noexcept {
+  return channel::tagged_prefix(0x4d, dir);
+}
 
 /// Seals a frame: returns pre-header || header || AES-256-GCM(plaintext) || tag (§3).
-Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView plaintext);
+Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
+                 ByteView plaintext);
 /// Opens the body of a frame whose pre-header and header (40 bytes, `aad`) were already parsed.
 /// Throws ProtocolError{close} on a tag failure.
 Bytes open_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
                  ByteView body);
+/// The same, into `plain` (resized, its capacity reused).
+void open_frame_into(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
+                     ByteView body, Bytes& plain);
 /// A plaintext frame (hello phase, §4).
 Bytes plain_frame(FrameType type, ByteView body);
 
@@ -67,7 +74,8 @@ class SendState {
   SendState(const KeySet& keys, Direction dir, std::uint32_t update_after_messages,
             std::chrono::seconds update_after);
 
-  /// Seals a message: fills msg_seq, epoch and timestamp into `header`, returns header || ct || tag.
+  /// Seals a message: fills msg_seq, epoch and timestamp into `header`, returns header || ct ||
+  /// tag.
   Bytes seal_message(MessageHeader& header, ByteView body);
   /// Seals a frame on `link_id` with frame sequence `seq` at the current epoch.
   Bytes seal_frame(FrameType type, std::uint32_t link_id, std::uint64_t seq, ByteView plaintext);
@@ -96,6 +104,9 @@ class ReceiveState {
 
   /// Opens a frame body (ProtocolError{close} for a bad tag or an epoch out of range).
   Bytes open_frame(const FrameHeader& header, ByteView aad, ByteView body);
+  /// The same, into `plain` (resized; its capacity is reused, so a steady stream of frames
+  /// allocates nothing here).
+  void open_frame_into(const FrameHeader& header, ByteView aad, ByteView body, Bytes& plain);
   /// Opens a reassembled message: checks the header's epoch, authenticates, then the replay window.
   /// Throws ProtocolError{drop} for a bad tag, {reply, REPLAY} for a replayed msg_seq.
   /// Returns the header and the plaintext body.
