@@ -242,10 +242,10 @@ awaitable<void> Client::Impl::open_data_links(unsigned count) {
 
 awaitable<void> Client::Impl::read_loop(std::shared_ptr<Link> link) {
   auto self = shared_from_this();
+  RawFrame frame;  // reused frame after frame
   while (!closed && !link->stream->closed()) {
-    RawFrame frame;
     try {
-      frame = co_await link->stream->read_frame();
+      co_await link->stream->read_frame(frame);
     } catch (const std::exception&) {
       break;
     }

@@ -9,7 +9,8 @@ namespace {
 constexpr std::size_t kReadChunk = 16 * 1024;
 }
 
-FramedStream::FramedStream(TlsSocket stream, const Limits& limits, std::chrono::milliseconds frame_deadline)
+FramedStream::FramedStream(TlsSocket stream, const Limits& limits,
+                           std::chrono::milliseconds frame_deadline)
     : stream_(std::move(stream)),
       limits_(limits),
       frame_deadline_(frame_deadline),
@@ -30,16 +31,19 @@ void FramedStream::disarm() {
 }
 
 void FramedStream::set_frame_deadline(bool on) {
-  frame_deadline_at_ =
-      on ? std::chrono::steady_clock::now() + frame_deadline_ : std::chrono::steady_clock::time_point::max();
+  frame_deadline_at_ = on ? std::chrono::steady_clock::now() + frame_deadline_
+                          : std::chrono::steady_clock::time_point::max();
   reschedule();
 }
 
-void FramedStream::reschedule() { timer_.expires_at(std::min(outer_deadline_, frame_deadline_at_)); }
+void FramedStream::reschedule() {
+  timer_.expires_at(std::min(outer_deadline_, frame_deadline_at_));
+}
 
 void FramedStream::start_watchdog() {
-  asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->watchdog(); },
-                 asio::detached);
+  asio::co_spawn(
+      stream_.get_executor(), [self = shared_from_this()] { return self->watchdog(); },
+      asio::detached);
 }
 
 // The watchdog pattern: the timer is re-armed by arm()/disarm(); waking up with the expiry in the
@@ -90,7 +94,8 @@ asio::awaitable<void> FramedStream::fill(std::size_t n) {
   while (in_end_ - in_begin_ < n) {
     if (in_.size() - in_begin_ < n || in_end_ == in_.size()) {
       // Move what is unread to the front; grow only if the frame needs more room.
-      if (in_end_ > in_begin_) std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+      if (in_end_ > in_begin_)
+        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
       in_end_ -= in_begin_;
       in_begin_ = 0;
       if (in_.size() < std::max(n, kReadChunk)) in_.resize(std::max(n, kReadChunk));
@@ -107,6 +112,14 @@ asio::awaitable<void> FramedStream::fill(std::size_t n) {
 }
 
 asio::awaitable<RawFrame> FramedStream::read_frame() {
+  RawFrame f;
+  co_await read_frame(f);
+  co_return f;
+}
+
+asio::awaitable<void> FramedStream::read_frame(RawFrame& f) {
+  // Keep the body's capacity for frames of usual size, not for the largest ever seen.
+  if (f.body.capacity() > kKeptBodyCapacity) Bytes().swap(f.body);
   // No deadline while the link is idle; once a frame has started, waiting for the rest of it is
   // bounded (§12). A frame that is already buffered needs no timer at all.
   if (in_end_ == in_begin_) co_await fill(1);
@@ -118,9 +131,9 @@ asio::awaitable<RawFrame> FramedStream::read_frame() {
     waited = true;
     co_await fill(kPreHeaderSize);
   }
-  RawFrame f;
   const auto pre = parse_pre_header(
-      std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_begin_, kPreHeaderSize), limits_);
+      std::span<const std::uint8_t, kPreHeaderSize>(in_.data() + in_begin_, kPreHeaderSize),
+      limits_);
   // body_len was bounded by parse_pre_header before anything is sized from it.
   const std::size_t total = kAad + pre.body_len;
   if (!buffered(total)) {
@@ -129,15 +142,14 @@ asio::awaitable<RawFrame> FramedStream::read_frame() {
     co_await fill(kAad);
   }
   std::memcpy(f.aad.data(), in_.data() + in_begin_, f.aad.size());
-  f.header = parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize>(f.aad.data() + kPreHeaderSize,
-                                                                                kFrameHeaderSize));
+  f.header = parse_frame_header(std::span<const std::uint8_t, kFrameHeaderSize>(
+      f.aad.data() + kPreHeaderSize, kFrameHeaderSize));
   co_await fill(total);
   const auto* body = in_.data() + in_begin_ + kAad;
   f.body.assign(body, body + pre.body_len);
   in_begin_ += total;
   if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
   if (waited) set_frame_deadline(false);
-  co_return f;
 }
 
 void FramedStream::send(Bytes frame) {
@@ -158,8 +170,9 @@ void FramedStream::send(Bytes frame) {
     out_done_ = done;
     queued_bytes_ += out_.size() - done;
     writing_ = true;
-    asio::co_spawn(stream_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
-                   asio::detached);
+    asio::co_spawn(
+        stream_.get_executor(), [self = shared_from_this()] { return self->write_loop(); },
+        asio::detached);
     return;
   }
   queued_bytes_ += frame.size();

@@ -27,15 +27,20 @@ void ServerSession::log_session_event(const std::string& what) const {
   const auto permit = server_->session_log.allow();
   if (!permit.log) return;
   if (permit.suppressed > 0) {
-    spdlog::info("{} more session open/close lines not logged (rate limit; see pqot_srmcp_sessions_total)",
-                 permit.suppressed);
+    spdlog::info(
+        "{} more session open/close lines not logged (rate limit; see pqot_srmcp_sessions_total)",
+        permit.suppressed);
   }
   spdlog::info("session {} {}", hex64(session_id_), what);
 }
 
-ServerSession::ServerSession(std::shared_ptr<Server::Impl> server, asio::strand<asio::io_context::executor_type> strand,
-                             std::string peer, std::string source)
-    : server_(std::move(server)), strand_(std::move(strand)), peer_(std::move(peer)), source_(std::move(source)) {}
+ServerSession::ServerSession(std::shared_ptr<Server::Impl> server,
+                             asio::strand<asio::io_context::executor_type> strand, std::string peer,
+                             std::string source)
+    : server_(std::move(server)),
+      strand_(std::move(strand)),
+      peer_(std::move(peer)),
+      source_(std::move(source)) {}
 
 void ServerSession::shutdown() {
   asio::post(strand_, [self = shared_from_this()] { self->close(); });
@@ -69,20 +74,24 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
     co_await control_->tls().async_handshake(asio::ssl::stream_base::server, use_awaitable);
   } catch (const std::exception& e) {
     if (!closed_) {
-      server_->refuse(control_->deadline_passed() ? Refusal::handshake_deadline : Refusal::tls_failed, peer_,
-                      std::string("TLS handshake failed: ") + e.what());
+      server_->refuse(
+          control_->deadline_passed() ? Refusal::handshake_deadline : Refusal::tls_failed, peer_,
+          std::string("TLS handshake failed: ") + e.what());
     }
     co_return;  // finished() closes
   }
   if (closed_) co_return;
   principal_ = channel::peer_principal(control_->tls());
-  if (!cfg.allow.empty() && std::find(cfg.allow.begin(), cfg.allow.end(), principal_.identity) == cfg.allow.end()) {
-    server_->refuse(Refusal::not_allowed, peer_, "client '" + principal_.identity + "' is not on the allow-list; closed");
+  if (!cfg.allow.empty() &&
+      std::find(cfg.allow.begin(), cfg.allow.end(), principal_.identity) == cfg.allow.end()) {
+    server_->refuse(Refusal::not_allowed, peer_,
+                    "client '" + principal_.identity + "' is not on the allow-list; closed");
     co_return;
   }
   // Only sessions whose client is authenticated count against max_sessions (and per identity).
   if (const auto refusal = server_->try_establish(principal_.identity)) {
-    server_->refuse(*refusal, peer_, "session limit reached for client '" + principal_.identity + "'; closed");
+    server_->refuse(*refusal, peer_,
+                    "session limit reached for client '" + principal_.identity + "'; closed");
     co_return;
   }
   established_ = true;
@@ -90,12 +99,14 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
     co_await handshake(*link0);
   } catch (const ProtocolError& e) {
     ++server_->closed_on_error;  // a protocol violation in the hello phase (§4)
-    if (!closed_) server_->refuse(Refusal::hello_failed, peer_, std::string("hello refused: ") + e.what());
+    if (!closed_)
+      server_->refuse(Refusal::hello_failed, peer_, std::string("hello refused: ") + e.what());
     co_return;
   } catch (const std::exception& e) {
     if (!closed_) {
-      server_->refuse(control_->deadline_passed() ? Refusal::handshake_deadline : Refusal::hello_failed, peer_,
-                      std::string("hello ended: ") + e.what());
+      server_->refuse(
+          control_->deadline_passed() ? Refusal::handshake_deadline : Refusal::hello_failed, peer_,
+          std::string("hello ended: ") + e.what());
     }
     co_return;
   }
@@ -105,7 +116,8 @@ awaitable<void> ServerSession::run(Tcp::socket socket) {
   handshake_ticket_.release();  // the session is open: no longer a handshake in progress
   ++server_->sessions_total;
   ++(encoding_ == BodyEncoding::compact ? server_->sessions_compact : server_->sessions_json);
-  log_session_event("opened: client '" + common::printable(principal_.identity) + "' from " + peer_);
+  log_session_event("opened: client '" + common::printable(principal_.identity) + "' from " +
+                    peer_);
   add_link(link0);
   co_await read_loop(link0);  // the session lives as long as its control connection
   close();
@@ -127,7 +139,8 @@ bool offered(const std::vector<T>& list, T v) {
 
 // The client shares no protocol version (body encoding) or no KEM with this server: HELLO_REFUSED
 // says which and what the server accepts, then the connection closes once it is written (§4).
-void ServerSession::refuse_hello(FramedStream& control, HelloRefused::Reason reason, const ClientHello& hello) {
+void ServerSession::refuse_hello(FramedStream& control, HelloRefused::Reason reason,
+                                 const ClientHello& hello) {
   const auto& cfg = server_->config;
   HelloRefused r;
   r.reason = reason;
@@ -136,11 +149,11 @@ void ServerSession::refuse_hello(FramedStream& control, HelloRefused::Reason rea
   control.send(plain_frame(FrameType::hello_refused, encode(r)));
   hello_refused_ = true;
   if (reason == HelloRefused::Reason::no_common_version) {
-    hello_fails("no common body encoding: the client offers " + hello_list_text(hello.versions) + ", this server accepts " +
-                hello_list_text(r.versions));
+    hello_fails("no common body encoding: the client offers " + hello_list_text(hello.versions) +
+                ", this server accepts " + hello_list_text(r.versions));
   }
-  hello_fails("no common KEM: the client offers " + hello_list_text(hello.kems) + ", this server accepts " +
-              hello_list_text(r.kems));
+  hello_fails("no common KEM: the client offers " + hello_list_text(hello.kems) +
+              ", this server accepts " + hello_list_text(r.kems));
 }
 
 // §4: CLIENT_HELLO, optional HELLO_RETRY, SERVER_HELLO, SESSION_READY. Throws ProtocolError{close}
@@ -149,7 +162,8 @@ awaitable<void> ServerSession::handshake(Link& link0) {
   const auto& cfg = server_->config;
   FramedStream& control = *link0.stream;
   RawFrame frame = co_await control.read_frame();
-  if (frame.header.type != FrameType::client_hello) hello_fails("the first frame is not a CLIENT_HELLO");
+  if (frame.header.type != FrameType::client_hello)
+    hello_fails("the first frame is not a CLIENT_HELLO");
   ClientHello hello = parse_client_hello(frame.body);
   // The first of the server's encodings, and of its KEMs, that the client offers.
   std::optional<BodyEncoding> encoding;
@@ -171,7 +185,8 @@ awaitable<void> ServerSession::handshake(Link& link0) {
   if (*chosen != hello.kem) {
     control.send(plain_frame(FrameType::hello_retry, encode_hello_retry(*chosen)));
     frame = co_await control.read_frame();
-    if (frame.header.type != FrameType::client_hello) hello_fails("no CLIENT_HELLO after HELLO_RETRY");
+    if (frame.header.type != FrameType::client_hello)
+      hello_fails("no CLIENT_HELLO after HELLO_RETRY");
     hello = parse_client_hello(frame.body);
     // The second hello stands on its own (§4): version and KEM list are checked again.
     if (hello.kem != *chosen || !offered(hello.versions, static_cast<std::uint8_t>(*encoding)) ||
@@ -185,7 +200,8 @@ awaitable<void> ServerSession::handshake(Link& link0) {
   try {
     enc = kem.encapsulate(hello.ek);  // type and modulus checks first (FIPS 203 §7.2)
   } catch (const crypto::Error& e) {
-    throw ProtocolError(Action::close, Status::bad_request, std::string("bad key share: ") + e.what());
+    throw ProtocolError(Action::close, Status::bad_request,
+                        std::string("bad key share: ") + e.what());
   }
   ServerHello sh;
   sh.version = static_cast<std::uint8_t>(encoding_);
@@ -224,7 +240,8 @@ awaitable<void> ServerSession::handshake(Link& link0) {
                    {"roles", principal_.roles},
                    {"max_nodes_per_request", cfg.limits.max_nodes_per_request}};
   const std::string text = to_json_text(ready);
-  endpoint_->send_on(link0, MessageHeader{MessageType::session_ready, true, Status::ok, 0}, crypto::as_bytes(text));
+  endpoint_->send_on(link0, MessageHeader{MessageType::session_ready, true, Status::ok, 0},
+                     crypto::as_bytes(text));
 }
 
 void ServerSession::add_link(std::shared_ptr<Link> link) {
@@ -240,21 +257,23 @@ void ServerSession::add_link(std::shared_ptr<Link> link) {
 awaitable<void> ServerSession::read_loop(std::shared_ptr<Link> link) {
   auto self = shared_from_this();
   try {
+    RawFrame frame;  // reused frame after frame
     while (!closed_ && !link->stream->closed()) {
       if (!co_await wait_for_room()) {
-        server_->refuse(Refusal::send_backlog, peer_,
-                        "session " + hex64(session_id_) + ": client has not read its responses for " +
-                            std::to_string(server_->config.send_stall_timeout.count()) + " ms; closed");
+        server_->refuse(
+            Refusal::send_backlog, peer_,
+            "session " + hex64(session_id_) + ": client has not read its responses for " +
+                std::to_string(server_->config.send_stall_timeout.count()) + " ms; closed");
         close();
         break;
       }
       if (closed_ || link->stream->closed()) break;
-      RawFrame frame;
       try {
-        frame = co_await link->stream->read_frame();
+        co_await link->stream->read_frame(frame);
       } catch (const ProtocolError& e) {
         server_->refuse(Refusal::protocol_violation, peer_,
-                        "session " + hex64(session_id_) + " link " + std::to_string(link->id) + ": " + e.what());
+                        "session " + hex64(session_id_) + " link " + std::to_string(link->id) +
+                            ": " + e.what());
         ++server_->closed_on_error;
         break;
       } catch (const std::exception&) {
@@ -266,20 +285,23 @@ awaitable<void> ServerSession::read_loop(std::shared_ptr<Link> link) {
       } catch (const ProtocolError& e) {
         if (e.action() == Action::close) {
           server_->refuse(Refusal::protocol_violation, peer_,
-                          "session " + hex64(session_id_) + " link " + std::to_string(link->id) + ": " + e.what());
+                          "session " + hex64(session_id_) + " link " + std::to_string(link->id) +
+                              ": " + e.what());
           ++server_->closed_on_error;
           break;
         }
         if (e.action() == Action::reply && e.tid() != 0) {
           reply_error(e.tid(), e.status(), e.what());
         } else {
-          server_->refusals[static_cast<std::size_t>(Refusal::segments_dropped)]++;  // §8.2: counted, link stays
+          server_->refusals[static_cast<std::size_t>(
+              Refusal::segments_dropped)]++;  // §8.2: counted, link stays
         }
       }
       watch_partial();
     }
   } catch (const std::exception& e) {
-    server_->refuse(Refusal::internal_error, peer_, "session " + hex64(session_id_) + ": " + e.what());
+    server_->refuse(Refusal::internal_error, peer_,
+                    "session " + hex64(session_id_) + ": " + e.what());
     close();
   }
   if (link->id == 0) {

@@ -47,6 +47,10 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   /// Reads the next frame. Throws ProtocolError{close} for bad lengths or headers, and
   /// std::system_error when the connection ends or the frame deadline passes mid-frame.
   asio::awaitable<RawFrame> read_frame();
+  /// The same, into `frame`, whose body's capacity is reused: a loop that keeps one RawFrame
+  /// allocates nothing per frame here. A body over kKeptBodyCapacity is released first.
+  asio::awaitable<void> read_frame(RawFrame& frame);
+  static constexpr std::size_t kKeptBodyCapacity = 16 * 1024;
   /// Sends a complete frame: written at once when nothing is queued and the socket takes it,
   /// else queued behind what is; returns at once either way.
   void send(Bytes frame);
@@ -54,7 +58,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   void close() noexcept;
   /// Closes once every queued frame has been written (link rotation, §7), or when `deadline` has
   /// passed, whichever comes first: a peer that stops reading cannot keep the link open.
-  void close_after_flush(std::chrono::steady_clock::duration deadline = std::chrono::seconds(10)) noexcept;
+  void close_after_flush(
+      std::chrono::steady_clock::duration deadline = std::chrono::seconds(10)) noexcept;
   bool closed() const noexcept { return closed_; }
   /// True once the armed deadline (or a frame deadline) closed the connection.
   bool deadline_passed() const noexcept { return deadline_passed_; }
@@ -76,8 +81,10 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   Limits limits_;
   std::chrono::milliseconds frame_deadline_;
   asio::steady_timer timer_;  // expires at min(outer_deadline_, frame_deadline_at_)
-  std::chrono::steady_clock::time_point outer_deadline_ = std::chrono::steady_clock::time_point::max();
-  std::chrono::steady_clock::time_point frame_deadline_at_ = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point outer_deadline_ =
+      std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point frame_deadline_at_ =
+      std::chrono::steady_clock::time_point::max();
   // Received bytes live in in_[in_begin_, in_end_). The buffer is reused, and grows (rarely) only
   // for a frame larger than it; it is never re-zeroed per read.
   Bytes in_;
