@@ -22,9 +22,10 @@ void clear_stale_errors() {
 
 // The BIO between OpenSSL and the socket: OpenSSL's own socket BIO writes with write(2), which
 // raises SIGPIPE when the peer has gone; a library must not, so this one sends with MSG_NOSIGNAL.
-// The descriptor is the BIO's data; closing it is the socket's business.
-int socket_of(BIO* b) {
-  return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(b)));
+// Its data is the TlsSocket's BioState (descriptor and read state); closing the descriptor is the
+// socket's business.
+TlsSocket::BioState& state_of(BIO* b) {
+  return *static_cast<TlsSocket::BioState*>(BIO_get_data(b));
 }
 
 bool would_block(int e) {
@@ -33,16 +34,29 @@ bool would_block(int e) {
 
 int bio_write(BIO* b, const char* data, int len) {
   BIO_clear_retry_flags(b);
-  const ssize_t n = ::send(socket_of(b), data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
+  const ssize_t n = ::send(state_of(b).fd, data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
   if (n >= 0) return static_cast<int>(n);
   if (would_block(errno)) BIO_set_retry_write(b);
   return -1;
 }
 
+// With read-ahead OpenSSL asks for as much as its buffer holds, so one recv takes every record
+// there is. A recv that got less than it asked for emptied the socket: the next one would most
+// likely find nothing (EAGAIN) and cost a system call for it, so it is not made; the caller waits
+// for readiness instead, which reports at once data that came in meanwhile (the wait re-arms the
+// descriptor), and the read after the wait goes to the kernel again.
 int bio_read(BIO* b, char* data, int len) {
   BIO_clear_retry_flags(b);
-  const ssize_t n = ::recv(socket_of(b), data, static_cast<std::size_t>(len), 0);
-  if (n >= 0) return static_cast<int>(n);
+  auto& st = state_of(b);
+  if (st.drained) {
+    BIO_set_retry_read(b);
+    return -1;
+  }
+  const ssize_t n = ::recv(st.fd, data, static_cast<std::size_t>(len), 0);
+  if (n >= 0) {
+    st.drained = n > 0 && n < len;
+    return static_cast<int>(n);
+  }
   if (would_block(errno)) BIO_set_retry_read(b);
   return -1;
 }
@@ -72,11 +86,15 @@ const BIO_METHOD* socket_bio_method() {
 }  // namespace
 
 TlsSocket::TlsSocket(Tcp::socket socket, asio::ssl::context& context)
-    : socket_(std::move(socket)), ssl_(SSL_new(context.native_handle()), SSL_free) {
+    : socket_(std::move(socket)),
+      ssl_(SSL_new(context.native_handle()), SSL_free),
+      bio_state_(std::make_unique<BioState>()) {
   if (!ssl_) {
     ERR_clear_error();
     throw std::runtime_error("TLS: cannot create a connection object");
   }
+  // Whole records, and all that are there, in one recv (not a header and then a body).
+  SSL_set_read_ahead(ssl_.get(), 1);
   // A write that took part of a buffer goes on from where it stopped; the buffer may move (the
   // caller's queue owns it).
   SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -100,6 +118,8 @@ void TlsSocket::fail(int ssl_error, int ret) {
 asio::awaitable<void> TlsSocket::wait(Want w) {
   co_await socket_.async_wait(w == Want::read ? Tcp::socket::wait_read : Tcp::socket::wait_write,
                               asio::use_awaitable);
+  // Readable (or, for a write, able to go on): the next read asks the kernel again.
+  bio_state_->drained = false;
 }
 
 asio::awaitable<void> TlsSocket::async_handshake(asio::ssl::stream_base::handshake_type type) {
@@ -111,7 +131,8 @@ asio::awaitable<void> TlsSocket::async_handshake(asio::ssl::stream_base::handsha
     ERR_clear_error();
     throw std::runtime_error("TLS: cannot attach the socket");
   }
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket_.native_handle())));
+  bio_state_->fd = socket_.native_handle();
+  BIO_set_data(bio, bio_state_.get());
   SSL_set_bio(ssl, bio, bio);  // (one reference, owned by the SSL from here on)
   if (type == asio::ssl::stream_base::client) {
     SSL_set_connect_state(ssl);

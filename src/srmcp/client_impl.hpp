@@ -99,6 +99,9 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   awaitable<Response> request(MessageType type, Json body, std::shared_ptr<Link> on = nullptr);
   awaitable<ReadReply> read_values(std::vector<std::string> ids);
   awaitable<WriteReply> write_values(std::vector<std::pair<std::string, Value>> values);
+  template <class Reply, class Decode>
+  awaitable<Reply> typed_exchange(MessageType type, std::string text,
+                                  const std::vector<std::string>& ids, Decode decode);
   awaitable<void> connect();  // the bodies of the public coroutines, on the strand
   awaitable<void> close();
   void shutdown();

@@ -239,11 +239,40 @@ awaitable<Response> Client::Impl::request(MessageType type, Json body, std::shar
   co_return r;
 }
 
-awaitable<ReadReply> Client::Impl::read_values(std::vector<std::string> ids) {
+// The tail READ and WRITE share: send the encoded body, turn an ERROR into its message, and decode
+// an OK body with `decode` into one entry per id (anything else: "unparsable response body").
+template <class Reply, class Decode>
+awaitable<Reply> Client::Impl::typed_exchange(MessageType type, std::string text,
+                                              const std::vector<std::string>& ids, Decode decode) {
   auto self = shared_from_this();
+  Reply reply;
+  RawResponse raw = co_await request_raw(type, std::move(text));
+  reply.status = raw.status;
+  if (raw.status != Status::ok) {
+    reply.message = error_message(raw.body, options.limits);
+    co_return reply;
+  }
+  try {
+    reply.values = decode(ByteView(raw.body));
+    if (reply.values.size() != ids.size()) throw std::invalid_argument("entry count");
+  } catch (const std::exception&) {
+    reply = Reply{Status::bad_request, "unparsable response body", {}};
+  }
+  co_return reply;
+}
+
+namespace {
+
+template <class Reply>
+Reply not_sent(const std::exception& e) {
+  return Reply{Status::bad_request, std::string("request not sent: ") + e.what(), {}};
+}
+
+}  // namespace
+
+awaitable<ReadReply> Client::Impl::read_values(std::vector<std::string> ids) {
   const bool compact = encoding == BodyEncoding::compact;
   std::string text;
-  ReadReply reply;
   try {
     if (compact) {
       compact::encode_read_request(ids, text);
@@ -251,34 +280,19 @@ awaitable<ReadReply> Client::Impl::read_values(std::vector<std::string> ids) {
       text = to_json_text(Json{{"ids", ids}});
     }
   } catch (const std::exception& e) {
-    reply.status = Status::bad_request;
-    reply.message = std::string("request not sent: ") + e.what();
-    co_return reply;
+    co_return not_sent<ReadReply>(e);
   }
-  RawResponse raw = co_await request_raw(MessageType::read, std::move(text));
-  reply.status = raw.status;
-  if (raw.status != Status::ok) {
-    reply.message = error_message(raw.body, options.limits);
-    co_return reply;
-  }
-  try {
-    const ByteView bytes = raw.body;
-    reply.values = compact ? compact::decode_read_response(bytes, ids, options.limits)
-                           : readings_of(parse_json_body(bytes, options.limits, 0));
-    if (reply.values.size() != ids.size()) throw std::invalid_argument("entry count");
-  } catch (const std::exception&) {
-    reply = ReadReply{Status::bad_request, "unparsable response body", {}};
-  }
-  co_return reply;
+  co_return co_await typed_exchange<ReadReply>(
+      MessageType::read, std::move(text), ids, [&](ByteView bytes) {
+        return compact ? compact::decode_read_response(bytes, ids, options.limits)
+                       : readings_of(parse_json_body(bytes, options.limits, 0));
+      });
 }
 
 awaitable<WriteReply> Client::Impl::write_values(
     std::vector<std::pair<std::string, Value>> values) {
-  auto self = shared_from_this();
   const bool compact = encoding == BodyEncoding::compact;
   std::string text;
-  WriteReply reply;
-  std::vector<std::string> ids;
   try {
     if (compact) {
       compact::encode_write_request(values, text);
@@ -292,26 +306,16 @@ awaitable<WriteReply> Client::Impl::write_values(
       text = to_json_text(Json{{"values", std::move(list)}});
     }
   } catch (const std::exception& e) {
-    reply.status = Status::bad_request;
-    reply.message = std::string("request not sent: ") + e.what();
-    co_return reply;
+    co_return not_sent<WriteReply>(e);
   }
+  std::vector<std::string> ids;
+  ids.reserve(values.size());
   for (const auto& v : values) ids.push_back(v.first);
-  RawResponse raw = co_await request_raw(MessageType::write, std::move(text));
-  reply.status = raw.status;
-  if (raw.status != Status::ok) {
-    reply.message = error_message(raw.body, options.limits);
-    co_return reply;
-  }
-  try {
-    const ByteView bytes = raw.body;
-    reply.values = compact ? compact::decode_write_response(bytes, ids, options.limits)
-                           : outcomes_of(parse_json_body(bytes, options.limits, 0));
-    if (reply.values.size() != ids.size()) throw std::invalid_argument("entry count");
-  } catch (const std::exception&) {
-    reply = WriteReply{Status::bad_request, "unparsable response body", {}};
-  }
-  co_return reply;
+  co_return co_await typed_exchange<WriteReply>(
+      MessageType::write, std::move(text), ids, [&](ByteView bytes) {
+        return compact ? compact::decode_write_response(bytes, ids, options.limits)
+                       : outcomes_of(parse_json_body(bytes, options.limits, 0));
+      });
 }
 
 }  // namespace pqot::srmcp

@@ -36,11 +36,15 @@ class TlsSocket {
   /// category: the message is OpenSSL's reason, e.g. "certificate verify failed") or the socket's
   /// error, and asio::error::operation_aborted when the socket is closed meanwhile.
   asio::awaitable<void> async_handshake(asio::ssl::stream_base::handshake_type type);
-  asio::awaitable<void> async_handshake(asio::ssl::stream_base::handshake_type type, const asio::use_awaitable_t<>&) {
+  asio::awaitable<void> async_handshake(asio::ssl::stream_base::handshake_type type,
+                                        const asio::use_awaitable_t<>&) {
     return async_handshake(type);
   }
 
-  /// Reads what is there, at most buf.size() bytes, without waiting: the count (0: nothing yet).
+  /// Reads what is there, at most buf.size() bytes, without waiting: the count (0: nothing yet;
+  /// call wait_for_read). After a read that emptied the socket, the next read_now answers 0
+  /// without a system call (whatever came meanwhile, wait_for_read reports at once): a caller
+  /// must wait after a 0, not poll.
   /// Throws std::system_error when the connection has ended (asio::error::eof for the peer's
   /// close_notify or a plain close) or failed.
   std::size_t read_now(std::span<std::uint8_t> buf);
@@ -53,6 +57,13 @@ class TlsSocket {
   asio::awaitable<void> wait_for_read();
   asio::awaitable<void> wait_for_write();
 
+  /// What the socket BIO keeps (internal; at a stable address, as the TlsSocket may move): the
+  /// descriptor, and whether the last recv emptied the socket (tls_socket.cpp, bio_read).
+  struct BioState {
+    int fd = -1;
+    bool drained = false;
+  };
+
  private:
   // What the last SSL call that made no progress waits for.
   enum class Want : std::uint8_t { read, write };
@@ -61,6 +72,7 @@ class TlsSocket {
 
   Tcp::socket socket_;
   std::unique_ptr<SSL, void (*)(SSL*)> ssl_;
+  std::unique_ptr<BioState> bio_state_;
   Want read_wants_ = Want::read;
   Want write_wants_ = Want::write;
 };
