@@ -16,9 +16,9 @@
 
 #include "../support/child_process.hpp"
 #include "../support/hostile_modbus_device.hpp"
-#include "../support/test_pki.hpp"
 #include "../support/programs.hpp"
 #include "../support/status.hpp"
+#include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
 #include "pqot/srmcp/gateway.hpp"
 #include "pqot/srmcp/server.hpp"
@@ -29,28 +29,32 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using test::ChildProcess;
-using test::status_of;
-using test::kSim;
 using test::eventually;
+using test::kSim;
+using test::status_of;
 
-
-int code(Status s) { return static_cast<int>(s); }
+int code(Status s) {
+  return static_cast<int>(s);
+}
 
 // A [[device]] with short timeouts and backoff, so that faults show quickly.
 std::string device(const std::string& name, int port, const std::string& extra = "",
                    const std::string& timeout_ms = "300") {
-  return "[[device]]\nname = \"" + name + "\"\nhost = \"127.0.0.1\"\nport = " + std::to_string(port) +
-         "\ntimeout_ms = " + timeout_ms + "\nconnect_timeout_ms = 300\nbackoff_min_ms = 50\nbackoff_max_ms = 400\n" +
-         extra;
+  return "[[device]]\nname = \"" + name +
+         "\"\nhost = \"127.0.0.1\"\nport = " + std::to_string(port) +
+         "\ntimeout_ms = " + timeout_ms +
+         "\nconnect_timeout_ms = 300\nbackoff_min_ms = 50\nbackoff_max_ms = 400\n" + extra;
 }
 
 // Nodes on the simulator's map (docs/modbus-sim.md) under folder `dev`.
 std::string nodes(const std::string& dev, const std::string& extra_modbus = "") {
-  const auto node = [&](const std::string& id, const std::string& access, const std::string& modbus) {
-    return "[[node]]\nid = \"" + dev + "." + id + "\"\nparent = \"" + dev + "\"\naccess = \"" + access +
-           "\"\nmodbus = { device = \"" + dev + "\", " + modbus + extra_modbus + " }\n";
+  const auto node = [&](const std::string& id, const std::string& access,
+                        const std::string& modbus) {
+    return "[[node]]\nid = \"" + dev + "." + id + "\"\nparent = \"" + dev + "\"\naccess = \"" +
+           access + "\"\nmodbus = { device = \"" + dev + "\", " + modbus + extra_modbus + " }\n";
   };
-  std::string t = "[[node]]\nid = \"";  // appended piecewise: GCC 12's -Wrestrict misfires on "a" + s + "b"
+  std::string t =
+      "[[node]]\nid = \"";  // appended piecewise: GCC 12's -Wrestrict misfires on "a" + s + "b"
   t += dev;
   t += "\"\n";
   t += node("sp", "readwrite", "table = \"holding\", address = 0, type = \"int16\", scale = 0.1");
@@ -58,6 +62,7 @@ std::string nodes(const std::string& dev, const std::string& extra_modbus = "") 
   t += node("name", "read", "table = \"holding\", address = 20, type = \"string\", count = 8");
   t += node("temp", "read", "table = \"input\", address = 0, type = \"float32\"");
   t += node("run", "readwrite", "table = \"coil\", address = 0");
+  t += node("wide", "readwrite", "table = \"holding\", address = 150, type = \"uint32\"");
   for (int i = 0; i < 5; ++i) {
     std::string id = "s";
     id += std::to_string(i);
@@ -169,7 +174,8 @@ TEST_F(ModbusGateway, ReadsWritesAndBatchesContiguousPoints) {
   start(device("plc", sim.port()) + nodes("plc"));
   // The first READ may race the initial connect; what matters below is the transaction count.
   const auto before = stats("plc").transactions;
-  const Json r = client_->read({"plc.s4", "plc.sp", "plc.s0", "plc.name", "plc.s1", "plc.s2", "plc.s3", "plc.temp"});
+  const Json r = client_->read(
+      {"plc.s4", "plc.sp", "plc.s0", "plc.name", "plc.s1", "plc.s2", "plc.s3", "plc.temp"});
   const auto& v = r["values"];
   for (const auto& e : v) EXPECT_EQ(status_of(e), 0) << e.dump();
   EXPECT_EQ(v[1]["value"], 180.0);  // HR 0 = 1800, scale 0.1
@@ -179,8 +185,15 @@ TEST_F(ModbusGateway, ReadsWritesAndBatchesContiguousPoints) {
   // HR 0, HR 20..27, HR 100..104 (five nodes, one request) and IR 0..1: four Modbus requests.
   EXPECT_EQ(stats("plc").transactions - before, 4u);
 
-  // Writes go through and echo the value read back from the device, which then holds it.
+  // Writes go through and echo the value the device confirms, which it then holds. FC06 and FC05
+  // answers repeat the value, so each costs one exchange; FC16's does not, so it adds a read-back.
+  const auto before_writes = stats("plc").transactions;
   const Json w = client_->write({{"plc.sp", 185.5}, {"plc.s0", 7}, {"plc.run", false}});
+  EXPECT_EQ(stats("plc").transactions - before_writes, 3u);
+  const auto before_fc16 = stats("plc").transactions;
+  const Json w32 = client_->write({{"plc.wide", 70000}});
+  EXPECT_EQ(w32["values"][0]["value"], 70000) << w32.dump();
+  EXPECT_EQ(stats("plc").transactions - before_fc16, 2u);
   EXPECT_EQ(w["values"][0]["value"], 185.5);
   EXPECT_EQ(w["values"][1]["value"], 7);
   EXPECT_EQ(w["values"][2]["value"], false);
@@ -189,7 +202,8 @@ TEST_F(ModbusGateway, ReadsWritesAndBatchesContiguousPoints) {
   EXPECT_EQ(back["values"][1]["value"], 7);
   EXPECT_EQ(back["values"][2]["value"], false);
   // A value the device type cannot hold never reaches the device.
-  EXPECT_EQ(status_of(client_->write({{"plc.s1", 70000}})["values"][0]), code(Status::type_mismatch));
+  EXPECT_EQ(status_of(client_->write({{"plc.s1", 70000}})["values"][0]),
+            code(Status::type_mismatch));
 }
 
 TEST_F(ModbusGateway, ExceptionAnswerIsDeviceExceptionForThatNodeOnly) {
@@ -204,7 +218,8 @@ TEST_F(ModbusGateway, ExceptionAnswerIsDeviceExceptionForThatNodeOnly) {
 
 TEST_F(ModbusGateway, RefusedConnectionsAffectOnlyThatDevice) {
   ChildProcess good(kSim, {});
-  start(device("good", good.port()) + device("down", closed_port()) + nodes("good") + nodes("down"));
+  start(device("good", good.port()) + device("down", closed_port()) + nodes("good") +
+        nodes("down"));
   EXPECT_EQ(read_statuses({"good.sp", "down.sp", "good.s0", "down.temp"}),
             (std::vector<int>{0, code(Status::backend_error), 0, code(Status::backend_error)}));
   EXPECT_EQ(status_of(client_->write({{"down.s0", 1}})["values"][0]), code(Status::backend_error));
@@ -227,14 +242,16 @@ TEST_P(ModbusGatewayFault, NodesReportTheStatusAndRecoverWhenTheDeviceDoes) {
   start(device("good", good.port()) + device("bad", bad.port()) + nodes("good") + nodes("bad"));
   EXPECT_EQ(read_statuses({"bad.sp", "good.sp", "bad.s0"}),
             (std::vector<int>{code(f.status), 0, code(f.status)}));
-  EXPECT_EQ(status_of(client_->write({{"bad.s1", 3}, {"good.s1", 3}})["values"][0]), code(f.status));
+  EXPECT_EQ(status_of(client_->write({{"bad.s1", 3}, {"good.s1", 3}})["values"][0]),
+            code(f.status));
   EXPECT_EQ(client_->read({"good.s1"})["values"][0]["value"], 3);
 
   // The device recovers: the gateway finds it again (with backoff) and the nodes read.
   bad.signal(SIGUSR1);
   ASSERT_TRUE(bad.wait_for_log(std::string("fault ") + f.kind + " off")) << bad.log();
-  EXPECT_TRUE(eventually([&] { return read_statuses({"bad.sp", "bad.s0"}) == std::vector<int>{0, 0}; }))
-      << bad.log();
+  EXPECT_TRUE(eventually([&] {
+    return read_statuses({"bad.sp", "bad.s0"}) == std::vector<int>{0, 0};
+  })) << bad.log();
   EXPECT_TRUE(read_statuses({"good.sp"}) == std::vector<int>{0});
 }
 
@@ -253,7 +270,8 @@ INSTANTIATE_TEST_SUITE_P(EachFault, ModbusGatewayFault,
 TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
   ChildProcess good(kSim, {});
   ChildProcess slow(kSim, {"--fault", "slow", "--fault-delay-ms", "4000", "--log-level", "debug"});
-  start(device("good", good.port()) + device("slow", slow.port(), "request_deadline_ms = 3500\n", "3000") + nodes("good") +
+  start(device("good", good.port()) +
+        device("slow", slow.port(), "request_deadline_ms = 3500\n", "3000") + nodes("good") +
         nodes("slow"));
   auto patient = connect(10s);
   std::atomic<bool> slow_done{false};
@@ -261,7 +279,8 @@ TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
     (void)patient->read({"slow.sp"});  // waits about 3 s for the device's timeout
     slow_done = true;
   });
-  EXPECT_TRUE(slow.wait_for_log("fault slow:")) << "the slow request never reached the device:\n" << slow.log();
+  EXPECT_TRUE(slow.wait_for_log("fault slow:")) << "the slow request never reached the device:\n"
+                                                << slow.log();
   // Another session, and a device of this one, are answered meanwhile.
   auto other = connect();
   EXPECT_EQ(status_of(other->read({"good.sp"})["values"][0]), 0);
@@ -275,12 +294,14 @@ TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
 // and LeakSanitizer reports any memory left at exit whatever the count.
 TEST_F(ModbusGateway, TwoThousandFailingRequestsLeakNothing) {
   ChildProcess failing(kSim, {"--fault", "exception"});
-  start(device("exc", failing.port()) + device("down", closed_port()) + nodes("exc") + nodes("down"));
+  start(device("exc", failing.port()) + device("down", closed_port()) + nodes("exc") +
+        nodes("down"));
   (void)client_->read({"exc.sp"});
   const auto fds = open_descriptors();
   for (int i = 0; i < 2'000; ++i) {
     const auto st = read_statuses({"exc.sp", "down.sp"});
-    ASSERT_EQ(st, (std::vector<int>{code(Status::device_exception), code(Status::backend_error)})) << "request " << i;
+    ASSERT_EQ(st, (std::vector<int>{code(Status::device_exception), code(Status::backend_error)}))
+        << "request " << i;
   }
   EXPECT_LE(open_descriptors(), fds + 2);
   EXPECT_EQ(server_->stats().sessions_active, 1u);
@@ -300,7 +321,8 @@ TEST_F(ModbusGateway, CachedNodesReuseAYoungValue) {
   start(device("plc", sim.port()) + nodes("plc", ", cache_ms = 60000"));
   ASSERT_EQ(client_->read({"plc.name"})["values"][0]["value"], "PQOT-SIM-PLC");
   const auto before = stats("plc").transactions;
-  for (int i = 0; i < 20; ++i) ASSERT_EQ(client_->read({"plc.name"})["values"][0]["value"], "PQOT-SIM-PLC");
+  for (int i = 0; i < 20; ++i)
+    ASSERT_EQ(client_->read({"plc.name"})["values"][0]["value"], "PQOT-SIM-PLC");
   EXPECT_EQ(stats("plc").transactions, before);  // all twenty from the cache
   // A write goes to the device, and its read-back refreshes the cache.
   EXPECT_EQ(client_->write({{"plc.s0", 42}})["values"][0]["value"], 42);
@@ -310,7 +332,9 @@ TEST_F(ModbusGateway, CachedNodesReuseAYoungValue) {
 TEST_F(ModbusGateway, PolledNodesAnswerFromThePollAndFeedSubscriptions) {
   auto sim = std::make_unique<ChildProcess>(kSim, std::vector<std::string>{});
   start(device("plc", sim->port()) + nodes("plc", ", poll_ms = 50"));
-  ASSERT_TRUE(eventually([&] { return read_statuses({"plc.temp", "plc.sp"}) == std::vector<int>{0, 0}; }));
+  ASSERT_TRUE(eventually([&] {
+    return read_statuses({"plc.temp", "plc.sp"}) == std::vector<int>{0, 0};
+  }));
   // Reads of polled nodes cost the device nothing: they are answered from the last poll.
   const auto polls_before = stats("plc").transactions;
   for (int i = 0; i < 200; ++i) ASSERT_EQ(read_statuses({"plc.temp"}), std::vector<int>{0});
@@ -332,7 +356,9 @@ TEST_F(ModbusGateway, PolledNodesAnswerFromThePollAndFeedSubscriptions) {
 
   // The device goes away: the next polls fail, and reads say so.
   sim.reset();
-  EXPECT_TRUE(eventually([&] { return read_statuses({"plc.temp"}) == std::vector<int>{code(Status::backend_error)}; }));
+  EXPECT_TRUE(eventually([&] {
+    return read_statuses({"plc.temp"}) == std::vector<int>{code(Status::backend_error)};
+  }));
 }
 
 // ---- hostile devices (issue 17: the gateway's own Modbus client) -------------------------------
@@ -351,7 +377,8 @@ TEST_P(ModbusGatewayHostile, BadAnswersFailOnlyThatDeviceAndDropItsConnection) {
   const Hostile h = GetParam();
   test::HostileModbusDevice evil(h.behaviour);
   ChildProcess good(kSim, {});
-  start(device("good", good.port()) + device("evil", evil.port(), "", "1000") + nodes("good") + nodes("evil"));
+  start(device("good", good.port()) + device("evil", evil.port(), "", "1000") + nodes("good") +
+        nodes("evil"));
   auto patient = connect(10s);
   std::atomic<int> evil_status{-1};
   std::thread waiter([&] { evil_status = status_of(patient->read({"evil.sp"})["values"][0]); });

@@ -308,7 +308,26 @@ asio::awaitable<void> Device::do_write(Job& j) {
     finish(j, Status::device_exception);
     co_return;
   }
-  // The device's value, read back, is what the client is told was stored (§9 echo).
+  // What the client is told was stored (§9 echo) is the device's own word for it. FC05 and FC06
+  // answers echo the value written (checked above), which the device sends after storing it
+  // (Modbus application protocol 6.5, 6.6): that value is the answer, no second exchange. An FC16
+  // answer echoes only the address and quantity, so the point is read back.
+  if (request[0] == 0x05 || request[0] == 0x06) {
+    std::optional<Json> stored = modbus::is_bit_table(p.table)
+                                     ? std::optional<Json>(modbus::decode_bit(j.regs[0] != 0))
+                                     : modbus::decode_registers(p, j.regs);
+    if (stored) {
+      if (j.point->keeps_cache()) {
+        std::lock_guard lock(j.point->mu);
+        j.point->cached = ReadResult{Status::ok, *stored, std::chrono::system_clock::now()};
+        j.point->cached_at = Clock::now();
+      }
+      j.finished = true;
+      auto done = std::move(j.write_done);
+      if (done) done(WriteResult{Status::ok, std::move(*stored)});
+      co_return;
+    }
+  }
   Job back;
   back.kind = Job::Kind::read;
   back.point = j.point;
