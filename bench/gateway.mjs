@@ -107,9 +107,12 @@ function serverHeader() {
 
 // bench.r0..r9 on holding registers 100..109 of the simulator: on demand (no cache, no polling),
 // or polled every `pollMs` (reads then answer from the last poll; writes still go to the device).
+// The simulator stores what it is sent, so its writes are confirmed by the FC06 echo
+// (write_confirm = "echo", docs/srmcpd-modbus.md): one Modbus exchange, as the direct client makes.
 function gatewayConfig(simPort, pollMs = 0) {
   const poll = pollMs > 0 ? `, poll_ms = ${pollMs}` : "";
-  let t = serverHeader() + `[[device]]\nname = "sim"\nhost = "127.0.0.1"\nport = ${simPort}\n[[node]]\nid = "bench"\n`;
+  let t = serverHeader() + `[[device]]\nname = "sim"\nhost = "127.0.0.1"\nport = ${simPort}\n` +
+          `write_confirm = "echo"\n[[node]]\nid = "bench"\n`;
   for (let i = 0; i < 10; i++) {
     t += `[[node]]\nid = "bench.r${i}"\nparent = "bench"\naccess = "readwrite"\n` +
          `modbus = { device = "sim", table = "holding", address = ${100 + i}, type = "uint16"${poll} }\n`;

@@ -44,7 +44,9 @@ int bio_write(BIO* b, const char* data, int len) {
 // there is. A recv that got less than it asked for emptied the socket: the next one would most
 // likely find nothing (EAGAIN) and cost a system call for it, so it is not made; the caller waits
 // for readiness instead, which reports at once data that came in meanwhile (the wait re-arms the
-// descriptor), and the read after the wait goes to the kernel again.
+// descriptor: asio's async_wait is not speculative and, on epoll, re-registers the descriptor with
+// EPOLL_CTL_MOD, which reports a socket already readable), and the read after the wait goes to the
+// kernel again. Test: TlsSocket.DataThatComeAfterAReadEmptiedTheSocketArriveThroughTheWait.
 int bio_read(BIO* b, char* data, int len) {
   BIO_clear_retry_flags(b);
   auto& st = state_of(b);
@@ -87,8 +89,8 @@ const BIO_METHOD* socket_bio_method() {
 
 TlsSocket::TlsSocket(Tcp::socket socket, asio::ssl::context& context)
     : socket_(std::move(socket)),
-      ssl_(SSL_new(context.native_handle()), SSL_free),
-      bio_state_(std::make_unique<BioState>()) {
+      bio_state_(std::make_unique<BioState>()),
+      ssl_(SSL_new(context.native_handle()), SSL_free) {
   if (!ssl_) {
     ERR_clear_error();
     throw std::runtime_error("TLS: cannot create a connection object");
@@ -145,7 +147,11 @@ asio::awaitable<void> TlsSocket::async_handshake(asio::ssl::stream_base::handsha
     if (!socket_.is_open()) throw std::system_error(asio::error::operation_aborted);
     clear_stale_errors();
     const int r = SSL_do_handshake(ssl);
-    if (r == 1) co_return;
+    if (r == 1) {
+      // The first read after the handshake asks the kernel, whatever the handshake's last read.
+      bio_state_->drained = false;
+      co_return;
+    }
     const int err = SSL_get_error(ssl, r);
     if (err == SSL_ERROR_WANT_READ) {
       co_await wait(Want::read);

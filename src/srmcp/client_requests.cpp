@@ -241,6 +241,7 @@ awaitable<Response> Client::Impl::request(MessageType type, Json body, std::shar
 
 // The tail READ and WRITE share: send the encoded body, turn an ERROR into its message, and decode
 // an OK body with `decode` into one entry per id (anything else: "unparsable response body").
+// `ids` and what `decode` refers to belong to the caller's frame, which awaits this to the end.
 template <class Reply, class Decode>
 awaitable<Reply> Client::Impl::typed_exchange(MessageType type, std::string text,
                                               const std::vector<std::string>& ids, Decode decode) {

@@ -185,15 +185,11 @@ TEST_F(ModbusGateway, ReadsWritesAndBatchesContiguousPoints) {
   // HR 0, HR 20..27, HR 100..104 (five nodes, one request) and IR 0..1: four Modbus requests.
   EXPECT_EQ(stats("plc").transactions - before, 4u);
 
-  // Writes go through and echo the value the device confirms, which it then holds. FC06 and FC05
-  // answers repeat the value, so each costs one exchange; FC16's does not, so it adds a read-back.
+  // Writes go through and echo the value read back from the device, which then holds it: by
+  // default each write is two exchanges, the write and the read-back.
   const auto before_writes = stats("plc").transactions;
   const Json w = client_->write({{"plc.sp", 185.5}, {"plc.s0", 7}, {"plc.run", false}});
-  EXPECT_EQ(stats("plc").transactions - before_writes, 3u);
-  const auto before_fc16 = stats("plc").transactions;
-  const Json w32 = client_->write({{"plc.wide", 70000}});
-  EXPECT_EQ(w32["values"][0]["value"], 70000) << w32.dump();
-  EXPECT_EQ(stats("plc").transactions - before_fc16, 2u);
+  EXPECT_EQ(stats("plc").transactions - before_writes, 6u);
   EXPECT_EQ(w["values"][0]["value"], 185.5);
   EXPECT_EQ(w["values"][1]["value"], 7);
   EXPECT_EQ(w["values"][2]["value"], false);
@@ -327,6 +323,34 @@ TEST_F(ModbusGateway, CachedNodesReuseAYoungValue) {
   // A write goes to the device, and its read-back refreshes the cache.
   EXPECT_EQ(client_->write({{"plc.s0", 42}})["values"][0]["value"], 42);
   EXPECT_EQ(client_->read({"plc.s0"})["values"][0]["value"], 42);
+}
+
+// write_confirm = "echo": an FC06 or FC05 write is one exchange, its echo is the value (scaled like
+// a read) and refreshes the cache; FC16 still reads back, and a refused write is still refused.
+TEST_F(ModbusGateway, EchoConfirmedWritesCostOneExchangeExceptFc16) {
+  ChildProcess sim(kSim, {});
+  start(device("plc", sim.port(), "write_confirm = \"echo\"\n") +
+        nodes("plc", ", cache_ms = 60000"));
+  ASSERT_EQ(status_of(client_->read({"plc.s0"})["values"][0]), 0);
+  const auto before = stats("plc").transactions;
+  const Json w = client_->write({{"plc.sp", 185.5}, {"plc.s0", 42}, {"plc.run", true}});
+  for (const auto& e : w["values"]) EXPECT_EQ(status_of(e), 0) << e.dump();
+  EXPECT_EQ(w["values"][0]["value"], 185.5);
+  EXPECT_EQ(w["values"][1]["value"], 42);
+  EXPECT_EQ(w["values"][2]["value"], true);
+  EXPECT_EQ(stats("plc").transactions - before, 3u);
+  // The cached node answers from the echo, without asking the device.
+  const auto cached = stats("plc").transactions;
+  EXPECT_EQ(client_->read({"plc.s0"})["values"][0]["value"], 42);
+  EXPECT_EQ(stats("plc").transactions, cached);
+  // FC16 (two registers): the answer has no value, so the point is read back.
+  const auto before_fc16 = stats("plc").transactions;
+  const Json w32 = client_->write({{"plc.wide", 70000}});
+  EXPECT_EQ(w32["values"][0]["value"], 70000) << w32.dump();
+  EXPECT_EQ(stats("plc").transactions - before_fc16, 2u);
+  // A register the simulator refuses is a device exception, not a confirmed value.
+  EXPECT_EQ(status_of(client_->write({{"plc.batch", 5}})["values"][0]),
+            code(Status::device_exception));
 }
 
 TEST_F(ModbusGateway, PolledNodesAnswerFromThePollAndFeedSubscriptions) {

@@ -54,7 +54,7 @@ struct Pair {
           }
         },
         asio::detached);
-    io.run();
+    io.run_for(std::chrono::seconds(10));
     io.restart();
     return out;
   }

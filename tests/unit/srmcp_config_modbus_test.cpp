@@ -28,13 +28,14 @@ TEST(SrmcpConfigModbus, DeviceKeysAndDefaults) {
       "[[device]]\nname = \"plc\"\nhost = \"10.0.0.5\"\n"
       "[[device]]\nname = \"meter-2\"\nhost = \"meter.local\"\nport = 5020\nunit = 7\ntimeout_ms = 300\n"
       "connect_timeout_ms = 400\nbackoff_min_ms = 50\nbackoff_max_ms = 5000\nrequest_deadline_ms = 900\n"
-      "max_registers = 60\n");
+      "max_registers = 60\nwrite_confirm = \"echo\"\n");
   ASSERT_EQ(c.devices.size(), 2u);
   EXPECT_EQ(c.devices[0].name, "plc");
   EXPECT_EQ(c.devices[0].port, 502);
   EXPECT_EQ(c.devices[0].unit, 1);
   EXPECT_EQ(c.devices[0].timeout.count(), 500);
   EXPECT_EQ(c.devices[0].line, 1u);
+  EXPECT_EQ(c.devices[0].write_confirm, ModbusDeviceConfig::WriteConfirm::read_back);
   const auto& m = c.devices[1];
   EXPECT_EQ(m.host, "meter.local");
   EXPECT_EQ(m.port, 5020);
@@ -45,6 +46,7 @@ TEST(SrmcpConfigModbus, DeviceKeysAndDefaults) {
   EXPECT_EQ(m.backoff_max.count(), 5000);
   EXPECT_EQ(m.request_deadline.count(), 900);
   EXPECT_EQ(m.max_registers, 60);
+  EXPECT_EQ(m.write_confirm, ModbusDeviceConfig::WriteConfirm::echo);
 }
 
 TEST(SrmcpConfigModbus, NodeTypesFollowThePoint) {
@@ -103,6 +105,7 @@ const std::vector<BadCase> kBad = {
     {"device port 0", "[[device]]\nname = \"a\"\nhost = \"h\"\nport = 0\n", 4, "out of range 1..65535"},
     {"backoff reversed", kDevice + "backoff_min_ms = 500\nbackoff_max_ms = 100\n", 6, "below backoff_min_ms"},
     {"max registers", kDevice + "max_registers = 126\n", 5, "out of range 1..125"},
+    {"write confirm", kDevice + "write_confirm = \"never\"\n", 5, "must be \"read_back\" or \"echo\""},
     {"unknown device", node("device = \"plx\", table = \"holding\", address = 0"), 7, "unknown device 'plx'"},
     {"no table", node("device = \"plc\", address = 0"), 7, "modbus.table is required"},
     {"unknown table", node("device = \"plc\", table = \"holding_register\", address = 0"), 7,

@@ -71,8 +71,8 @@ class TlsSocket {
   asio::awaitable<void> wait(Want w);
 
   Tcp::socket socket_;
+  std::unique_ptr<BioState> bio_state_;  // before ssl_: outlives the BIO that points to it
   std::unique_ptr<SSL, void (*)(SSL*)> ssl_;
-  std::unique_ptr<BioState> bio_state_;
   Want read_wants_ = Want::read;
   Want write_wants_ = Want::write;
 };

@@ -32,6 +32,10 @@ struct ModbusDeviceConfig {
   std::chrono::milliseconds backoff_max{10000};         ///< retries back off up to this
   std::chrono::milliseconds request_deadline{1000};     ///< queued longer than this: TIMEOUT
   std::uint16_t max_registers = modbus::kMaxReadRegisters;  ///< per batched read
+  /// How a WRITE learns the value stored: by reading the point back (the default, right for
+  /// devices that clamp or ignore what they are sent), or from the FC05/FC06 answer's echo.
+  enum class WriteConfirm : std::uint8_t { read_back, echo };
+  WriteConfirm write_confirm = WriteConfirm::read_back;
   std::uint32_t line = 0;                               ///< where it is defined, for messages
 };
 

@@ -48,6 +48,15 @@ ModbusDeviceConfig parse_device(const Reader& r, const toml::table& t, const std
     } else if (k == "host") {
       d.host = r.string_of(v, who + "host");
       if (d.host.empty() || d.host.size() > 253) r.fail(v.source(), who + "host must be 1..253 characters");
+    } else if (k == "write_confirm") {
+      const std::string c = r.string_of(v, who + "write_confirm");
+      if (c == "read_back") {
+        d.write_confirm = ModbusDeviceConfig::WriteConfirm::read_back;
+      } else if (c == "echo") {
+        d.write_confirm = ModbusDeviceConfig::WriteConfirm::echo;
+      } else {
+        r.fail(v.source(), who + "write_confirm must be \"read_back\" or \"echo\"");
+      }
     } else if (k != "name") {
       r.fail(key.source(), "unknown key " + in_quotes("device." + k));
     }

@@ -308,11 +308,13 @@ asio::awaitable<void> Device::do_write(Job& j) {
     finish(j, Status::device_exception);
     co_return;
   }
-  // What the client is told was stored (§9 echo) is the device's own word for it. FC05 and FC06
-  // answers echo the value written (checked above), which the device sends after storing it
-  // (Modbus application protocol 6.5, 6.6): that value is the answer, no second exchange. An FC16
-  // answer echoes only the address and quantity, so the point is read back.
-  if (request[0] == 0x05 || request[0] == 0x06) {
+  // What the client is told was stored (§9 echo) is the device's own word for it: by default the
+  // point read back. A device configured with write_confirm = "echo" is trusted to store what its
+  // FC05/FC06 answer repeats (checked equal to the request above; Modbus application protocol
+  // 6.5, 6.6), which saves the second exchange. An FC16 answer repeats only the address and
+  // quantity, so such a write is always read back.
+  if (cfg_.write_confirm == ModbusDeviceConfig::WriteConfirm::echo &&
+      (request[0] == 0x05 || request[0] == 0x06)) {
     std::optional<Json> stored = modbus::is_bit_table(p.table)
                                      ? std::optional<Json>(modbus::decode_bit(j.regs[0] != 0))
                                      : modbus::decode_registers(p, j.regs);
