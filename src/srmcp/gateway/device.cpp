@@ -313,29 +313,24 @@ asio::awaitable<void> Device::do_write(Job& j) {
   // FC05/FC06 answer repeats (checked equal to the request above; Modbus application protocol
   // 6.5, 6.6), which saves the second exchange. An FC16 answer repeats only the address and
   // quantity, so such a write is always read back.
-  if (cfg_.write_confirm == ModbusDeviceConfig::WriteConfirm::echo &&
-      (request[0] == 0x05 || request[0] == 0x06)) {
-    std::optional<Json> stored = modbus::is_bit_table(p.table)
-                                     ? std::optional<Json>(modbus::decode_bit(j.regs[0] != 0))
-                                     : modbus::decode_registers(p, j.regs);
-    if (stored) {
-      if (j.point->keeps_cache()) {
-        std::lock_guard lock(j.point->mu);
-        j.point->cached = ReadResult{Status::ok, *stored, std::chrono::system_clock::now()};
-        j.point->cached_at = Clock::now();
-      }
-      j.finished = true;
-      auto done = std::move(j.write_done);
-      if (done) done(WriteResult{Status::ok, std::move(*stored)});
-      co_return;
-    }
-  }
+  // Either way the value reaches the client and the cache through finish_read, as a read would.
   Job back;
   back.kind = Job::Kind::read;
   back.point = j.point;
   WriteDone done = std::move(j.write_done);
   j.finished = true;
   back.read_done = [done](ReadResult r) { done(WriteResult{r.status, std::move(r.value)}); };
+  if (cfg_.write_confirm == ModbusDeviceConfig::WriteConfirm::echo &&
+      (request[0] == 0x05 || request[0] == 0x06)) {
+    std::optional<Json> stored = modbus::is_bit_table(p.table)
+                                     ? std::optional<Json>(modbus::decode_bit(j.regs[0] != 0))
+                                     : modbus::decode_registers(p, j.regs);
+    if (stored) {
+      finish_read(back,
+                  ReadResult{Status::ok, std::move(*stored), std::chrono::system_clock::now()});
+      co_return;
+    }
+  }
   std::vector<Job*> alone(1, &back);
   co_await read_span(std::move(alone), p.table, p.address,
                      modbus::is_bit_table(p.table) ? std::uint16_t{1} : p.count);
