@@ -364,14 +364,19 @@ void encode_write_request(std::span<const std::pair<std::string, Value>> values,
 }
 
 ReadRequest decode_read_request(ByteView body, const Limits& limits, std::uint32_t tid) {
+  ReadRequest req;
+  decode_read_request_into(body, limits, tid, req.ids);
+  return req;
+}
+
+void decode_read_request_into(ByteView body, const Limits& limits, std::uint32_t tid,
+                              std::vector<std::string>& ids) {
   Reader r(body, tid);
   const std::size_t n = r.count(kMinId, limits.max_nodes_per_request);
   if (n == 0) bad("READ needs at least one id", tid);
-  ReadRequest req;
-  req.ids.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) req.ids.emplace_back(r.id());
+  ids.resize(n);  // count() has bounded n by the body's length
+  for (std::size_t i = 0; i < n; ++i) ids[i].assign(r.id());
   r.finish();
-  return req;
 }
 
 WriteRequest decode_write_request(ByteView body, const Limits& limits, std::uint32_t tid) {

@@ -84,18 +84,21 @@ std::optional<Message> Endpoint::on_frame(Link& link, const RawFrame& frame) {
     }
     throw e;
   };
-  std::pair<MessageHeader, Bytes> opened;
+  Message m{{}, std::move(spare_body_)};  // a body handed back by recycle(), if any
   try {
-    opened = receive_.open_message(whole);
+    m.header = receive_.open_message_into(whole, m.body);
   } catch (const ProtocolError& e) {
     answer(e);
   }
-  auto& [header, body] = opened;
-  if (header.tid != segment.header.tid || header.msg_seq != segment.header.msg_seq) {
+  if (m.header.tid != segment.header.tid || m.header.msg_seq != segment.header.msg_seq) {
     answer(ProtocolError(Action::drop, Status::bad_request,
                          "message header disagrees with its segments"));
   }
-  return Message{header, std::move(body)};
+  return m;
+}
+
+void Endpoint::recycle(Bytes body) noexcept {
+  if (body.capacity() <= kKeptFrameCapacity) spare_body_ = std::move(body);
 }
 
 // Uniformly among the links not being retired (§8.2); links whose queue is over the cap (a peer
@@ -130,15 +133,23 @@ std::size_t Endpoint::usable_links() const noexcept {
 }
 
 void Endpoint::send_segment(Link& link, const SegmentHeader& h, ByteView data) {
-  Bytes plain;
-  plain.reserve(kSegmentHeaderSize + data.size());
-  encode_segment_header(h, plain);
-  plain.insert(plain.end(), data.begin(), data.end());
-  link.stream->send(send_.seal_frame(FrameType::sealed, link.id, link.send_seq++, plain));
+  segment_plain_.clear();
+  encode_segment_header(h, segment_plain_);
+  segment_plain_.insert(segment_plain_.end(), data.begin(), data.end());
+  send_.seal_frame_into(FrameType::sealed, link.id, link.send_seq++, segment_plain_, frame_out_);
+  link.stream->send(ByteView(frame_out_));  // copied only if it must wait in the link's queue
+}
+
+// The send buffers are kept for the next message unless a large one grew them.
+void Endpoint::trim_send_buffers() noexcept {
+  for (Bytes* b : {&sealed_, &segment_plain_, &frame_out_}) {
+    if (b->capacity() > kKeptFrameCapacity) Bytes().swap(*b);
+  }
 }
 
 std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t max_segments) {
-  const Bytes sealed = send_.seal_message(header, body);
+  send_.seal_message_into(header, body, sealed_);
+  const ByteView sealed(sealed_);
   const auto total = static_cast<std::uint32_t>(sealed.size());
   // Each segment must also fit in one frame.
   const std::uint32_t frame_room = limits_.max_frame_body - kSegmentHeaderSize - kTagSize;
@@ -151,15 +162,17 @@ std::uint64_t Endpoint::send(MessageHeader header, ByteView body, std::uint16_t 
   for (std::uint16_t i = 0; i < count; ++i) {
     const auto [offset, size] = segment_span(total, count, i);
     SegmentHeader sh{header.tid, header.msg_seq, i, count, total, offset};
-    send_segment(random_link(), sh, ByteView(sealed).subspan(offset, size));
+    send_segment(random_link(), sh, sealed.subspan(offset, size));
   }
+  trim_send_buffers();
   return header.msg_seq;
 }
 
 std::uint64_t Endpoint::send_on(Link& link, MessageHeader header, ByteView body) {
-  const Bytes sealed = send_.seal_message(header, body);
-  const auto total = static_cast<std::uint32_t>(sealed.size());
-  send_segment(link, SegmentHeader{header.tid, header.msg_seq, 0, 1, total, 0}, sealed);
+  send_.seal_message_into(header, body, sealed_);
+  const auto total = static_cast<std::uint32_t>(sealed_.size());
+  send_segment(link, SegmentHeader{header.tid, header.msg_seq, 0, 1, total, 0}, sealed_);
+  trim_send_buffers();
   return header.msg_seq;
 }
 

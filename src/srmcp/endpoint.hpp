@@ -49,6 +49,9 @@ class Endpoint {
   /// frame completed one. Throws ProtocolError: close (the link must be closed), drop (ignore),
   /// reply.
   std::optional<Message> on_frame(Link& link, const RawFrame& frame);
+  /// Hands back the body of a message on_frame() returned, once it has been handled: the next
+  /// message is opened into it, so a steady stream of requests allocates nothing for bodies.
+  void recycle(Bytes body) noexcept;
 
   /// Seals `body` as one message and sends it: `max_segments` > 1 splits it into a random number of
   /// segments (1..min(links, max_segments)) on random links (§8.2). `tid` 0 for notifications.
@@ -81,6 +84,7 @@ class Endpoint {
  private:
   Link& random_link();
   void send_segment(Link& link, const SegmentHeader& h, ByteView data);
+  void trim_send_buffers() noexcept;
 
   Limits limits_;
   SendState send_;
@@ -90,6 +94,12 @@ class Endpoint {
   // kKeptFrameCapacity it is released after the frame.
   static constexpr std::size_t kKeptFrameCapacity = 16 * 1024;
   Bytes frame_plain_;
+  // send()'s sealed message, segment plaintext and sealed frame, reused message after message
+  // (ciphertext and segment headers, no secret); released past kKeptFrameCapacity likewise.
+  Bytes sealed_;
+  Bytes spare_body_;  // see recycle()
+  Bytes segment_plain_;
+  Bytes frame_out_;
   std::map<std::uint32_t, std::shared_ptr<Link>> links_;
   std::mt19937_64 rng_;
   std::size_t link_queue_cap_ = 0;  // 0 = none

@@ -153,20 +153,33 @@ asio::awaitable<void> FramedStream::read_frame(RawFrame& f) {
 }
 
 void FramedStream::send(Bytes frame) {
+  send(ByteView(frame), &frame);
+}
+
+void FramedStream::send(ByteView frame) {
+  send(frame, nullptr);
+}
+
+// `owned`, when given, holds `frame` and may be taken rather than copied.
+void FramedStream::send(ByteView frame, Bytes* owned) {
   if (closed_) return;
   if (!writing_) {
     // Nothing queued: straight to the socket, and done here when it takes the whole frame.
     std::size_t done = 0;
     try {
       for (std::size_t k = 1; done < frame.size() && k > 0; done += k) {
-        k = stream_.write_now(std::span(frame).subspan(done));
+        k = stream_.write_now(frame.subspan(done));
       }
     } catch (const std::system_error&) {
       close();
       return;
     }
     if (done == frame.size()) return;
-    out_ = std::move(frame);
+    if (owned != nullptr) {
+      out_ = std::move(*owned);
+    } else {
+      out_.assign(frame.begin(), frame.end());
+    }
     out_done_ = done;
     queued_bytes_ += out_.size() - done;
     writing_ = true;
@@ -176,7 +189,11 @@ void FramedStream::send(Bytes frame) {
     return;
   }
   queued_bytes_ += frame.size();
-  queue_.push_back(std::move(frame));
+  if (owned != nullptr) {
+    queue_.push_back(std::move(*owned));
+  } else {
+    queue_.emplace_back(frame.begin(), frame.end());
+  }
 }
 
 asio::awaitable<void> FramedStream::write_loop() {

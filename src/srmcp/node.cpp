@@ -288,6 +288,16 @@ Json NodeStore::browse(const std::string& root, int depth, const Principal& who)
 }
 
 
+NodeStore::ReadAccess NodeStore::read_access(const std::string& id, const Principal& who) const {
+  const auto it = nodes_.find(id);
+  // A node the caller may neither read nor write is not revealed: UNKNOWN_NODE (§11).
+  if (it == nodes_.end() || !it->second->visible_to(who)) return {nullptr, Status::unknown_node};
+  const Node* n = it->second.get();
+  if (n->is_folder()) return {n, Status::not_readable};
+  if (!acl_allows(n->spec.readers, who)) return {n, Status::access_denied};
+  return {n, Status::ok};
+}
+
 std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<std::string>& ids,
                                                               const Principal& who, ReadFinish finish,
                                                               bool& done_now) const {
@@ -301,23 +311,15 @@ std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<
   const BackendBatch batch;  // one wake-up per device for the whole READ
   for (std::size_t i = 0; i < st->ids.size(); ++i) {
     ReadEntry& e = st->entries[i];
-    const auto it = nodes_.find(st->ids[i]);
-    // A node the caller may neither read nor write is not revealed: UNKNOWN_NODE (§11).
-    if (it == nodes_.end() || !it->second->visible_to(who)) {
-      e.result.status = Status::unknown_node;
-      continue;
-    }
-    const Node& n = *it->second;
-    e.type = n.spec.type;
-    if (n.is_folder()) {
-      e.result.status = Status::not_readable;
-    } else if (!acl_allows(n.spec.readers, who)) {
-      e.result.status = Status::access_denied;
-    } else if (n.spec.read_async) {
+    const auto [node, status] = read_access(st->ids[i], who);
+    if (node != nullptr) e.type = node->spec.type;
+    if (status != Status::ok) {
+      e.result.status = status;
+    } else if (node->spec.read_async) {
       st->pending.fetch_add(1, std::memory_order_relaxed);
-      const ValueType type = n.spec.type;
+      const ValueType type = node->spec.type;
       try {
-        n.spec.read_async([st, i, type](ReadResult r) {
+        node->spec.read_async([st, i, type](ReadResult r) {
           st->entries[i].result = checked_read(type, std::move(r));
           st->answered();
         });
@@ -326,7 +328,7 @@ std::shared_ptr<NodeStore::PendingRead> NodeStore::start_read(const std::vector<
         st->answered();
       }
     } else {
-      e.result = n.read_value();
+      e.result = node->read_value();
     }
   }
   done_now = st->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
@@ -359,10 +361,7 @@ bool NodeStore::read_results(const std::vector<std::string>& ids, const Principa
 }
 
 std::optional<ReadResult> NodeStore::read_one(const std::string& id, const Principal& who) const {
-  const auto it = nodes_.find(id);
-  if (it == nodes_.end()) return std::nullopt;
-  const Node& n = *it->second;
-  if (n.is_folder() || !acl_allows(n.spec.readers, who)) return std::nullopt;
+  if (read_access(id, who).status != Status::ok) return std::nullopt;
   const auto st = read_and_wait({id}, who);
   return std::move(st->entries.front().result);
 }
@@ -370,10 +369,8 @@ std::optional<ReadResult> NodeStore::read_one(const std::string& id, const Princ
 std::optional<std::pair<std::string, Status>> NodeStore::check_readable(const std::vector<std::string>& ids,
                                                                         const Principal& who) const {
   for (const auto& id : ids) {
-    const auto it = nodes_.find(id);
-    if (it == nodes_.end() || !it->second->visible_to(who)) return std::pair{id, Status::unknown_node};
-    if (it->second->is_folder()) return std::pair{id, Status::not_readable};
-    if (!acl_allows(it->second->spec.readers, who)) return std::pair{id, Status::access_denied};
+    const Status status = read_access(id, who).status;
+    if (status != Status::ok) return std::pair{id, status};
   }
   return std::nullopt;
 }
@@ -394,6 +391,40 @@ WriteResult checked_write(ValueType type, WriteResult w) {
 
 }  // namespace
 
+NodeStore::WriteAccess NodeStore::write_access(const std::string& id, const Json& value,
+                                               const Principal& who) const {
+  const auto it = nodes_.find(id);
+  if (it == nodes_.end() || !it->second->visible_to(who)) return {nullptr, Status::unknown_node};  // §11
+  Node* n = it->second.get();
+  if (n->is_folder() || n->spec.writers.empty()) return {n, Status::not_writable};
+  if (!acl_allows(n->spec.writers, who)) return {n, Status::access_denied};
+  if (!value_matches(n->spec.type, value)) return {n, Status::type_mismatch};
+  return {n, Status::ok};
+}
+
+NodeStore::WriteOutcome NodeStore::write_at_once(Node& n, const Json& value) {
+  std::lock_guard lock(n.mu);
+  Json v = normalize(n.spec.type, value);
+  if (!n.spec.write) {
+    n.value = v;
+    n.ts = std::chrono::system_clock::now();
+    return {Status::ok, std::move(v)};
+  }
+  WriteResult w;
+  try {
+    w = n.spec.write(v);
+  } catch (...) {
+    w.status = Status::backend_error;
+  }
+  w = checked_write(n.spec.type, std::move(w));
+  // With memory reads the stored value is what later reads return.
+  if (w.status == Status::ok && !n.spec.read) {
+    n.value = w.stored;
+    n.ts = std::chrono::system_clock::now();
+  }
+  return {w.status, std::move(w.stored)};
+}
+
 std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vector<std::pair<std::string, Json>>& values,
                                                                 const Principal& who, WriteFinish finish,
                                                                 bool& done_now) {
@@ -405,24 +436,15 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
     const auto& [id, value] = values[i];
     WriteEntry& e = st->entries[i];
     e.id = id;
-    const auto it = nodes_.find(id);
-    if (it == nodes_.end() || !it->second->visible_to(who)) {  // not revealed (§11)
-      e.status = Status::unknown_node;
-      continue;
-    }
-    Node& n = *it->second;
-    e.type = n.spec.type;
-    if (n.is_folder() || n.spec.writers.empty()) {
-      e.status = Status::not_writable;
-    } else if (!acl_allows(n.spec.writers, who)) {
-      e.status = Status::access_denied;
-    } else if (!value_matches(n.spec.type, value)) {
-      e.status = Status::type_mismatch;
-    } else if (n.spec.write_async) {
+    const auto [node, status] = write_access(id, value, who);
+    if (node != nullptr) e.type = node->spec.type;
+    if (status != Status::ok) {
+      e.status = status;
+    } else if (node->spec.write_async) {
       st->pending.fetch_add(1, std::memory_order_relaxed);
-      const ValueType type = n.spec.type;
+      const ValueType type = node->spec.type;
       try {
-        n.spec.write_async(normalize(type, value), [st, i, type](WriteResult w) {
+        node->spec.write_async(normalize(type, value), [st, i, type](WriteResult w) {
           w = checked_write(type, std::move(w));
           st->entries[i].status = w.status;
           st->entries[i].stored = std::move(w.stored);
@@ -433,33 +455,13 @@ std::shared_ptr<NodeStore::PendingWrite> NodeStore::start_write(const std::vecto
         st->answered();
       }
     } else {
-      std::lock_guard lock(n.mu);
-      const Json v = normalize(n.spec.type, value);
-      if (n.spec.write) {
-        WriteResult w;
-        try {
-          w = n.spec.write(v);
-        } catch (...) {
-          w.status = Status::backend_error;
-        }
-        w = checked_write(n.spec.type, std::move(w));
-        e.status = w.status;
-        e.stored = std::move(w.stored);
-        // With memory reads the stored value is what later reads return.
-        if (e.status == Status::ok && !n.spec.read) {
-          n.value = e.stored;
-          n.ts = std::chrono::system_clock::now();
-        }
-      } else {
-        n.value = v;
-        n.ts = std::chrono::system_clock::now();
-        e.stored = v;
-      }
+      auto [s, stored] = write_at_once(*node, value);
+      e.status = s;
+      e.stored = std::move(stored);
     }
   }
   done_now = st->pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
   return st;
 }
-
 
 }  // namespace pqot::srmcp

@@ -175,10 +175,10 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   /// CLOSE (§9): the links close once their queued frames (the CLOSE response) are written.
   void close_gracefully();
   // server_services.cpp
-  void handle(Link& link, Message m);
-  // The response body (in the session's encoding for READ and WRITE, else JSON text), or nullopt
-  // when a backend answers later (deferred_reply).
-  std::optional<std::string> dispatch(Link& link, const MessageHeader& h, ByteView body, Clock::time_point arrived);
+  void handle(Link& link, const Message& m);
+  // Writes the response body into `out` (in the session's encoding for READ and WRITE, else JSON
+  // text) and returns true, or returns false when a backend answers later (deferred_reply).
+  bool dispatch(Link& link, const MessageHeader& h, ByteView body, Clock::time_point arrived, std::string& out);
   NodeStore::TextDone deferred_reply(std::uint32_t tid, MessageType type, Clock::time_point arrived,
                                      std::size_t ops);
   NodeStore& nodes();
@@ -223,6 +223,13 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   std::size_t subscribed_ids_ = 0;
   std::uint64_t next_subscription_ = 1;
   std::size_t backend_ops_ = 0;  // node operations waiting for devices (READ, WRITE, samples)
+  // Reused request after request, so that a READ answered at once allocates nothing: the ids of
+  // the READ being served and the body of the reply being written. A request larger than these
+  // bounds releases its buffers afterwards, so an idle session holds at most about 26 KiB here.
+  std::vector<std::string> read_ids_;
+  std::string reply_body_;
+  static constexpr std::size_t kKeptReadIds = 64;  // ids of up to 128 bytes each
+  static constexpr std::size_t kKeptScratchCapacity = 16 * 1024;
   std::vector<std::shared_ptr<asio::steady_timer>> room_waiters_;
   std::shared_ptr<asio::steady_timer> partial_timer_;
   bool closed_ = false;

@@ -24,7 +24,7 @@ std::string error_body(std::string_view message) {
 }
 }  // namespace
 
-void ServerSession::handle(Link& link, Message m) {
+void ServerSession::handle(Link& link, const Message& m) {
   if (closing_) return;  // after CLOSE (§9) nothing more is answered
   const MessageHeader& h = m.header;
   const auto arrived = Clock::now();
@@ -39,10 +39,12 @@ void ServerSession::handle(Link& link, Message m) {
     return;
   }
   try {
-    if (auto body = dispatch(link, h, m.body, arrived)) {
-      reply_text(h.tid, h.type, Status::ok, *body);
+    reply_body_.clear();
+    if (dispatch(link, h, m.body, arrived, reply_body_)) {
+      reply_text(h.tid, h.type, Status::ok, reply_body_);
       server_->count_request(h.type, arrived);
     }
+    if (reply_body_.capacity() > kKeptScratchCapacity) std::string().swap(reply_body_);
     if (h.type == MessageType::close) close_gracefully();
   } catch (const ProtocolError& e) {
     reply_error(h.tid, e.status(), e.what());
@@ -78,57 +80,70 @@ NodeStore::TextDone ServerSession::deferred_reply(std::uint32_t tid, MessageType
   };
 }
 
-std::optional<std::string> ServerSession::dispatch(Link& link, const MessageHeader& h, ByteView raw,
-                                                   Clock::time_point arrived) {
+bool ServerSession::dispatch(Link& link, const MessageHeader& h, ByteView raw, Clock::time_point arrived,
+                             std::string& out) {
   const Limits& limits = endpoint_->limits();
   auto& nodes = this->nodes();
   const bool compact = has_compact_body(encoding_, h.type);
   // The hot paths: READ and WRITE bodies are written directly (JSON text or compact records),
   // without a Json value in between; the operations count against max_backend_ops only while a
-  // backend is waited for.
+  // backend is waited for (deferred_reply, made only then).
   if (h.type == MessageType::read) {
-    const auto ids = compact ? compact::decode_read_request(raw, limits, h.tid).ids
-                             : decode_read(json_object_body(raw, limits, h.tid), limits, h.tid).ids;
-    std::string body;
-    body.reserve(512);
-    if (nodes.read_body(ids, principal_, encoding_, body, deferred_reply(h.tid, h.type, arrived, ids.size()))) {
-      backend_ops_ -= ids.size();
-      return body;
+    if (compact) {
+      compact::decode_read_request_into(raw, limits, h.tid, read_ids_);
+    } else {
+      read_ids_ = decode_read(json_object_body(raw, limits, h.tid), limits, h.tid).ids;
     }
-    return std::nullopt;
+    const std::size_t ops = read_ids_.size();
+    bool waits = false;
+    const bool now = nodes.read_body(read_ids_, principal_, encoding_, out, [&] {
+      waits = true;
+      return deferred_reply(h.tid, h.type, arrived, ops);
+    });
+    if (read_ids_.capacity() > kKeptReadIds) std::vector<std::string>().swap(read_ids_);
+    if (now && waits) backend_ops_ -= ops;
+    return now;
   }
   if (h.type == MessageType::write) {
     const auto values = compact ? compact::decode_write_request(raw, limits, h.tid).values
                                 : decode_write(json_object_body(raw, limits, h.tid), limits, h.tid).values;
-    std::string body;
-    if (nodes.write_body(values, principal_, encoding_, body, deferred_reply(h.tid, h.type, arrived, values.size()))) {
-      backend_ops_ -= values.size();
-      return body;
-    }
-    return std::nullopt;
+    bool waits = false;
+    const bool now = nodes.write_body(values, principal_, encoding_, out, [&] {
+      waits = true;
+      return deferred_reply(h.tid, h.type, arrived, values.size());
+    });
+    if (now && waits) backend_ops_ -= values.size();
+    return now;
   }
   // CLOSE's body is not read (§9.1).
   const Json body = h.type == MessageType::close ? Json::object() : json_object_body(raw, limits, h.tid);
   switch (h.type) {
     case MessageType::browse: {
       const auto r = decode_browse(body, h.tid);
-      return to_json_text(nodes.browse(r.root, r.depth, principal_));
+      out = to_json_text(nodes.browse(r.root, r.depth, principal_));
+      return true;
     }
     case MessageType::subscribe:
-      return to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));
+      out = to_json_text(subscribe(decode_subscribe(body, limits, h.tid)));
+      return true;
     case MessageType::unsubscribe:
       unsubscribe(decode_unsubscribe(body, h.tid), h.tid);
-      return "{}";
+      out = "{}";
+      return true;
     case MessageType::ping:
-      return to_json_text(Json{{"server_time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                      std::chrono::system_clock::now().time_since_epoch())
-                                                      .count()}});
+      out = to_json_text(Json{{"server_time_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                     std::chrono::system_clock::now().time_since_epoch())
+                                                     .count()}});
+      return true;
     case MessageType::close:
-      return "{}";
+      out = "{}";
+      return true;
     case MessageType::link_request:
-      return to_json_text(open_link_offer(h.tid));
+      out = to_json_text(open_link_offer(h.tid));
+      return true;
     case MessageType::link_close:
-      return to_json_text(close_link(link, decode_link_close(body, h.tid), h.tid));
+      out = to_json_text(close_link(link, decode_link_close(body, h.tid), h.tid));
+      return true;
     default:
       throw ProtocolError(Action::reply, Status::wrong_phase,
                           "message type " + std::to_string(static_cast<int>(h.type)) + " is not a request", h.tid);

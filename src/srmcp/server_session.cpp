@@ -259,7 +259,7 @@ awaitable<void> ServerSession::read_loop(std::shared_ptr<Link> link) {
   try {
     RawFrame frame;  // reused frame after frame
     while (!closed_ && !link->stream->closed()) {
-      if (!co_await wait_for_room()) {
+      if (!room() && !co_await wait_for_room()) {  // (the check first spares a coroutine frame)
         server_->refuse(
             Refusal::send_backlog, peer_,
             "session " + hex64(session_id_) + ": client has not read its responses for " +
@@ -281,7 +281,10 @@ awaitable<void> ServerSession::read_loop(std::shared_ptr<Link> link) {
       }
       try {
         auto message = endpoint_->on_frame(*link, frame);
-        if (message) handle(*link, std::move(*message));
+        if (message) {
+          handle(*link, *message);
+          endpoint_->recycle(std::move(message->body));
+        }
       } catch (const ProtocolError& e) {
         if (e.action() == Action::close) {
           server_->refuse(Refusal::protocol_violation, peer_,

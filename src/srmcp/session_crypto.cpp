@@ -59,9 +59,16 @@ Bytes plain_frame(FrameType type, ByteView body) {
 
 Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
                  ByteView plaintext) {
+  Bytes out;
+  seal_frame_into(key, dir, header, plaintext, out);
+  return out;
+}
+
+void seal_frame_into(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
+                     ByteView plaintext, Bytes& out) {
   constexpr std::size_t kAad = kPreHeaderSize + kFrameHeaderSize;
   const std::size_t body = plaintext.size() + kTagSize;
-  Bytes out(kAad + body);
+  out.resize(kAad + body);
   encode_pre_header({kFrameHeaderSize, static_cast<std::uint32_t>(body)},
                     std::span<std::uint8_t, kPreHeaderSize>(out.data(), kPreHeaderSize));
   encode_frame_header(header, std::span<std::uint8_t, kFrameHeaderSize>(out.data() + kPreHeaderSize,
@@ -69,7 +76,6 @@ Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& heade
   key.seal_into(crypto::make_nonce(frame_prefix(dir, header.link_id), header.seq),
                 ByteView(out.data(), kAad), plaintext,
                 crypto::MutableByteView(out.data() + kAad, body));
-  return out;
 }
 
 void open_frame_into(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
@@ -120,24 +126,34 @@ void SendState::maybe_update() {
 }
 
 Bytes SendState::seal_message(MessageHeader& header, ByteView body) {
+  Bytes out;
+  seal_message_into(header, body, out);
+  return out;
+}
+
+void SendState::seal_message_into(MessageHeader& header, ByteView body, Bytes& out) {
   maybe_update();
   header.msg_seq = next_msg_seq_++;
   header.epoch = epoch_;
   header.timestamp_s = common::unix_time_s();
   ++messages_this_epoch_;
-  Bytes out(kMessageHeaderSize + body.size() + kTagSize);
+  out.resize(kMessageHeaderSize + body.size() + kTagSize);
   encode_message_header(
       header, std::span<std::uint8_t, kMessageHeaderSize>(out.data(), kMessageHeaderSize));
   message_aead_.seal_into(
       crypto::make_nonce(message_prefix(dir_), header.msg_seq),
       ByteView(out.data(), kMessageHeaderSize), body,
       crypto::MutableByteView(out.data() + kMessageHeaderSize, body.size() + kTagSize));
-  return out;
 }
 
 Bytes SendState::seal_frame(FrameType type, std::uint32_t link_id, std::uint64_t seq,
                             ByteView plaintext) {
   return srmcp::seal_frame(frame_aead_, dir_, FrameHeader{type, link_id, seq, epoch_}, plaintext);
+}
+
+void SendState::seal_frame_into(FrameType type, std::uint32_t link_id, std::uint64_t seq,
+                                ByteView plaintext, Bytes& out) {
+  srmcp::seal_frame_into(frame_aead_, dir_, FrameHeader{type, link_id, seq, epoch_}, plaintext, out);
 }
 
 // ---- ReceiveState ------------------------------------------------------------------------------
@@ -177,6 +193,13 @@ void ReceiveState::open_frame_into(const FrameHeader& header, ByteView aad, Byte
 }
 
 std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
+  Bytes body;
+  const MessageHeader header = open_message_into(sealed, body);
+  return {header, std::move(body)};
+}
+
+MessageHeader ReceiveState::open_message_into(ByteView sealed, Bytes& body) {
+  body.clear();
   const MessageHeader header = parse_message_header(sealed);
   if (sealed.size() < kMessageHeaderSize + kTagSize) {
     throw ProtocolError(Action::drop, Status::bad_request, "message shorter than header and tag");
@@ -185,22 +208,24 @@ std::pair<MessageHeader, Bytes> ReceiveState::open_message(ByteView sealed) {
   Epochs::Epoch* epoch = keys_for(header.epoch, candidate);
   if (epoch == nullptr)
     throw ProtocolError(Action::drop, Status::bad_request, "message key epoch out of range");
-  Bytes body(sealed.size() - kMessageHeaderSize - kTagSize);
+  body.resize(sealed.size() - kMessageHeaderSize - kTagSize);
   try {
     epoch->state.message_aead.open_into(crypto::make_nonce(message_prefix(dir_), header.msg_seq),
                                         sealed.first(kMessageHeaderSize),
                                         sealed.subspan(kMessageHeaderSize), body);
   } catch (const crypto::Error&) {
+    body.clear();
     throw ProtocolError(Action::drop, Status::bad_request, "message authentication failed");
   }
   epochs_.commit(candidate);
   // Only authenticated sequence numbers enter the window, so forgeries cannot poison it.
   if (!window_.accept(header.msg_seq)) {
+    body.clear();
     throw ProtocolError(Action::reply, Status::replay,
                         "message sequence " + std::to_string(header.msg_seq) + " already seen",
                         header.tid);
   }
-  return {header, std::move(body)};
+  return header;
 }
 
 }  // namespace pqot::srmcp

@@ -171,6 +171,96 @@ TEST(SrmcpNodeAsync, WithoutWaitingBackendsEverythingCompletesAtOnce) {
   EXPECT_EQ(Json::parse(out), Json::parse(R"({"values":[{"id":"m","status":0,"value":true}]})"));
 }
 
+// The completion is made only for a READ or WRITE that has to wait: one whose nodes all answer at
+// once is written in one pass, and its caller (the server) builds no deferred reply.
+TEST(SrmcpNodeAsync, TheCompletionIsMadeOnlyWhenABackendMustBeWaitedFor) {
+  FakeDevice dev;
+  NodeStore store;
+  NodeSpec mem;
+  mem.id = "m";
+  mem.type = ValueType::int64;
+  mem.writers = {"*"};
+  store.add(mem);
+  NodeSpec folder;
+  folder.id = "f";
+  store.add(folder);
+  store.add(dev.node("dev.a", ValueType::float64, 1.5, true));
+  dev.start();
+  Inbox inbox;
+  int made = 0;
+  const auto make = [&] {
+    ++made;
+    return inbox.sink();
+  };
+  std::string out;
+  EXPECT_TRUE(store.read_body({"m", "f", "nope"}, kAnyone, BodyEncoding::compact, out, make));
+  EXPECT_TRUE(store.write_body({{"m", 3}, {"f", 1}}, kAnyone, BodyEncoding::json, out, make));
+  EXPECT_EQ(made, 0);
+  out.clear();
+  EXPECT_FALSE(store.read_body({"m", "dev.a"}, kAnyone, BodyEncoding::json, out, make));
+  EXPECT_EQ(made, 1);
+  EXPECT_TRUE(out.empty());
+  dev.release(1);
+  const Json got = Json::parse(inbox.wait());
+  EXPECT_EQ(got["values"][0]["value"], 3);  // the write above
+  EXPECT_EQ(got["values"][1]["value"], 1.5);
+  inbox.text.reset();
+  EXPECT_FALSE(store.write_body({{"dev.a", 2.5}}, kAnyone, BodyEncoding::json, out, make));
+  EXPECT_EQ(made, 2);
+  dev.release(1);
+  EXPECT_EQ(Json::parse(inbox.wait()), Json::parse(R"({"values":[{"id":"dev.a","status":0,"value":2.5}]})"));
+}
+
+// The one-pass READ (up to 64 ids, none waiting) and the form that keeps its state until every
+// backend answered write the same body.
+TEST(SrmcpNodeAsync, TheOnePassReadWritesWhatTheWaitingFormWrites) {
+  NodeStore store;
+  NodeSpec folder;
+  folder.id = "f";
+  store.add(folder);
+  for (int i = 0; i < 3; ++i) {
+    NodeSpec n;
+    n.id = "n" + std::to_string(i);
+    n.type = i == 0 ? ValueType::string : ValueType::float64;
+    n.initial = i == 0 ? Json("t\"x") : Json(0.5 * i);
+    n.parents = {"f"};
+    store.add(n);
+  }
+  NodeSpec hidden;  // neither readable nor writable by kAnyone: not revealed
+  hidden.id = "hidden";
+  hidden.type = ValueType::int64;
+  hidden.readers = {"role:admin"};
+  store.add(hidden);
+  NodeSpec write_only;  // visible, but ACCESS_DENIED to read
+  write_only.id = "wo";
+  write_only.type = ValueType::int64;
+  write_only.readers = {};
+  write_only.writers = {"*"};
+  store.add(write_only);
+  std::vector<std::string> ids{"n0", "f", "n1", "hidden", "wo", "nope", "n2", "n1"};
+  const auto without_refusal_times = [](Json body) {
+    for (auto& e : body["values"]) {
+      if (e["status"] != 0) e.erase("ts_ms");  // the time of the refusal
+    }
+    return body;
+  };
+  std::string one_pass;
+  ASSERT_TRUE(store.read_body(ids, kAnyone, BodyEncoding::json, one_pass, [] { return NodeStore::TextDone(); }));
+  std::string waiting;
+  store.read_text(ids, kAnyone, waiting);  // always through the state the waiting form keeps
+  EXPECT_EQ(without_refusal_times(Json::parse(one_pass)), without_refusal_times(Json::parse(waiting)));
+  EXPECT_EQ(Json::parse(one_pass)["values"][3]["status"], static_cast<int>(Status::unknown_node));
+  EXPECT_EQ(Json::parse(one_pass)["values"][4]["status"], static_cast<int>(Status::access_denied));
+  // Past 64 ids the READ takes the waiting form's path: the same entries.
+  std::vector<std::string> many;
+  for (int i = 0; i < 66; ++i) many.push_back("n" + std::to_string(i % 3));
+  std::string long_body;
+  ASSERT_TRUE(store.read_body(many, kAnyone, BodyEncoding::json, long_body, [] { return NodeStore::TextDone(); }));
+  const Json entries = Json::parse(long_body)["values"];
+  ASSERT_EQ(entries.size(), 66u);
+  EXPECT_EQ(entries[65], Json::parse(one_pass)["values"][6]);  // n2
+}
+
 TEST(SrmcpNodeAsync, WriteGoesThroughAndEchoes_S9) {
   FakeDevice dev;
   NodeStore store;

@@ -65,6 +65,10 @@ void encode_write_request(std::span<const std::pair<std::string, Value>> values,
 /// max_nodes_per_request or for a value larger than a JSON body could carry; `tid`}. A json
 /// value must be an object or array, nested at most max_json_depth - 3 deep (as in a JSON body).
 ReadRequest decode_read_request(ByteView body, const Limits& limits, std::uint32_t tid);
+/// The same, into `ids`, whose strings' capacity is reused (a server decoding request after
+/// request allocates nothing for ids that fit the ones before). On a throw `ids` is unspecified.
+void decode_read_request_into(ByteView body, const Limits& limits, std::uint32_t tid,
+                              std::vector<std::string>& ids);
 WriteRequest decode_write_request(ByteView body, const Limits& limits, std::uint32_t tid);
 
 // ---- responses (server side: records appended one by one) ------------------------------------

@@ -54,6 +54,8 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   /// Sends a complete frame: written at once when nothing is queued and the socket takes it,
   /// else queued behind what is; returns at once either way.
   void send(Bytes frame);
+  /// The same for a frame the caller keeps: copied only if it has to wait in the queue.
+  void send(ByteView frame);
   /// Closes the connection (idempotent). Pending reads and writes fail.
   void close() noexcept;
   /// Closes once every queued frame has been written (link rotation, §7), or when `deadline` has
@@ -71,6 +73,7 @@ class FramedStream : public std::enable_shared_from_this<FramedStream> {
   void on_written(std::function<void()> fn) { on_written_ = std::move(fn); }
 
  private:
+  void send(ByteView frame, Bytes* owned);
   asio::awaitable<void> fill(std::size_t n);
   asio::awaitable<void> write_loop();
   asio::awaitable<void> watchdog();

@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "pqot/channel/principal.hpp"
+#include "pqot/common/function_ref.hpp"
 #include "pqot/srmcp/wire.hpp"
 
 namespace pqot::srmcp {
@@ -151,6 +153,14 @@ class NodeStore {
                  TextDone later) const;
   bool write_body(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
                   BodyEncoding encoding, std::string& out, TextDone later);
+  /// The same, with the completion made only when a backend must be waited for: `make_later` is
+  /// called at most once, before any backend starts. A READ or WRITE whose nodes all answer at
+  /// once (memory, signals, refusals) then allocates nothing here beyond `out`'s growth.
+  using MakeTextDone = common::FunctionRef<TextDone()>;
+  bool read_body(const std::vector<std::string>& ids, const Principal& who, BodyEncoding encoding, std::string& out,
+                 MakeTextDone make_later) const;
+  bool write_body(const std::vector<std::pair<std::string, Json>>& values, const Principal& who,
+                  BodyEncoding encoding, std::string& out, MakeTextDone make_later);
 
   /// Reads one node for a subscription; nullopt if unknown or not readable by `who`.
   std::optional<ReadResult> read_one(const std::string& id, const Principal& who) const;
@@ -170,6 +180,25 @@ class NodeStore {
   struct PendingRead;
   struct WriteEntry;
   struct PendingWrite;
+  // Whether `who` may read a node, without calling its backend: the node (null when it is not
+  // revealed to `who`, §11) and OK or the status of the refusal.
+  struct ReadAccess {
+    const Node* node;
+    Status status;
+  };
+  ReadAccess read_access(const std::string& id, const Principal& who) const;
+  // The same for writing `value` (TYPE_MISMATCH included).
+  struct WriteAccess {
+    Node* node;
+    Status status;
+  };
+  WriteAccess write_access(const std::string& id, const Json& value, const Principal& who) const;
+  // Writes through a node's memory or synchronous Write callable (not one that waits).
+  struct WriteOutcome {
+    Status status;
+    Json stored;
+  };
+  static WriteOutcome write_at_once(Node& n, const Json& value);
   using ReadFinish = std::function<void(PendingRead&)>;
   using WriteFinish = std::function<void(PendingWrite&)>;
   std::shared_ptr<PendingRead> start_read(const std::vector<std::string>& ids, const Principal& who,
@@ -177,11 +206,19 @@ class NodeStore {
   std::shared_ptr<PendingRead> read_and_wait(const std::vector<std::string>& ids, const Principal& who) const;
   std::shared_ptr<PendingWrite> start_write(const std::vector<std::pair<std::string, Json>>& values,
                                             const Principal& who, WriteFinish finish, bool& done_now);
-  static void append_read_text(const PendingRead& st, std::string& out);
-  static void append_write_text(const PendingWrite& st, std::string& out);
-  static void append_read_compact(const PendingRead& st, std::string& out);
-  static void append_write_compact(const PendingWrite& st, std::string& out);
-  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  // READ and WRITE bodies in three parts (an opening, entries, a close), so that the one-pass
+  // forms and those that wait write the same bytes. Both bodies open and close alike.
+  static void begin_body(BodyEncoding encoding, std::size_t count, std::string& out);
+  static void append_read_entry(BodyEncoding encoding, const ReadEntry& e, bool first, std::string& out);
+  static void end_body(BodyEncoding encoding, std::string& out);
+  static void append_read(BodyEncoding encoding, const PendingRead& st, std::string& out);
+  // A WRITE body likewise.
+  static void append_write_entry(BodyEncoding encoding, std::string_view id, Status status,
+                                 std::optional<ValueType> type, const Json& stored, bool first,
+                                 std::string& out);
+  static void append_write(BodyEncoding encoding, const PendingWrite& st, std::string& out);
+  // Looked up by id on every request; the order of nodes lives in top_level_ and Node::children.
+  std::unordered_map<std::string, std::unique_ptr<Node>> nodes_;
   std::vector<std::string> top_level_;
 };
 

@@ -57,6 +57,9 @@ constexpr crypto::NoncePrefix message_prefix(Direction dir) noexcept {
 /// Seals a frame: returns pre-header || header || AES-256-GCM(plaintext) || tag (§3).
 Bytes seal_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
                  ByteView plaintext);
+/// The same, into `out` (resized, its capacity reused); `plaintext` must not overlap `out`.
+void seal_frame_into(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header,
+                     ByteView plaintext, Bytes& out);
 /// Opens the body of a frame whose pre-header and header (40 bytes, `aad`) were already parsed.
 /// Throws ProtocolError{close} on a tag failure.
 Bytes open_frame(crypto::Aes256Gcm& key, Direction dir, const FrameHeader& header, ByteView aad,
@@ -77,8 +80,12 @@ class SendState {
   /// Seals a message: fills msg_seq, epoch and timestamp into `header`, returns header || ct ||
   /// tag.
   Bytes seal_message(MessageHeader& header, ByteView body);
+  /// The same, into `out` (resized, its capacity reused).
+  void seal_message_into(MessageHeader& header, ByteView body, Bytes& out);
   /// Seals a frame on `link_id` with frame sequence `seq` at the current epoch.
   Bytes seal_frame(FrameType type, std::uint32_t link_id, std::uint64_t seq, ByteView plaintext);
+  void seal_frame_into(FrameType type, std::uint32_t link_id, std::uint64_t seq, ByteView plaintext,
+                       Bytes& out);
   std::uint32_t epoch() const noexcept { return epoch_; }
   Direction direction() const noexcept { return dir_; }
 
@@ -111,6 +118,8 @@ class ReceiveState {
   /// Throws ProtocolError{drop} for a bad tag, {reply, REPLAY} for a replayed msg_seq.
   /// Returns the header and the plaintext body.
   std::pair<MessageHeader, Bytes> open_message(ByteView sealed);
+  /// The same, the body into `body` (resized, its capacity reused; cleared on a throw).
+  MessageHeader open_message_into(ByteView sealed, Bytes& body);
 
  private:
   struct EpochState {
