@@ -153,22 +153,6 @@ bool BackendBatch::defer(const void* key, std::function<void()> wake) {
 
 // ---- NodeStore ---------------------------------------------------------------------------------
 
-struct NodeStore::Node {
-  explicit Node(NodeSpec s) : spec(std::move(s)) {}
-  NodeSpec spec;
-  std::vector<std::string> children;  // insertion order; fixed once serving starts
-  // Guards `value`, `ts` and the calls into the callables: a backend never sees two calls at once
-  // for the same node, so application callables need no locking of their own.
-  mutable std::mutex mu;
-  Json value;
-  std::chrono::system_clock::time_point ts = std::chrono::system_clock::now();
-
-  bool is_folder() const { return spec.type == ValueType::folder; }
-  bool visible_to(const Principal& who) const {
-    return is_folder() || acl_allows(spec.readers, who) || acl_allows(spec.writers, who);
-  }
-  ReadResult read_value() const;
-};
 
 ReadResult NodeStore::Node::read_value() const {
   std::lock_guard lock(mu);

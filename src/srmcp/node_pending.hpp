@@ -1,9 +1,10 @@
-// Internal to the node store (node.cpp, node_bodies.cpp): READ and WRITE in progress, shared
-// between the code that starts the backends and the code that writes the response bodies.
+// Internal to the node store (node.cpp, node_bodies.cpp): a node, and READ and WRITE in progress,
+// shared between the code that starts the backends and the code that writes the response bodies.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,23 @@ inline std::int64_t to_ms(std::chrono::system_clock::time_point tp) {
 }
 
 inline int code(Status s) { return static_cast<int>(s); }
+
+struct NodeStore::Node {
+  explicit Node(NodeSpec s) : spec(std::move(s)) {}
+  NodeSpec spec;
+  std::vector<std::string> children;  // insertion order; fixed once serving starts
+  // Guards `value`, `ts` and the calls into the callables: a backend never sees two calls at once
+  // for the same node, so application callables need no locking of their own.
+  mutable std::mutex mu;
+  Json value;
+  std::chrono::system_clock::time_point ts = std::chrono::system_clock::now();
+
+  bool is_folder() const { return spec.type == ValueType::folder; }
+  bool visible_to(const Principal& who) const {
+    return is_folder() || acl_allows(spec.readers, who) || acl_allows(spec.writers, who);
+  }
+  ReadResult read_value() const;
+};
 
 // One entry of a READ result (§9): the node's type (none for an unknown id) and what its Read gave.
 struct NodeStore::ReadEntry {

@@ -225,10 +225,11 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   std::size_t backend_ops_ = 0;  // node operations waiting for devices (READ, WRITE, samples)
   // Reused request after request, so that a READ answered at once allocates nothing: the ids of
   // the READ being served and the body of the reply being written. A request larger than these
-  // bounds releases its buffers afterwards, so an idle session holds at most about 26 KiB here.
+  // bounds releases them afterwards (handle()), so they hold at most about 35 KiB per session:
+  // 16 KiB of body, 64 ids of up to 255 bytes.
   std::vector<std::string> read_ids_;
   std::string reply_body_;
-  static constexpr std::size_t kKeptReadIds = 64;  // ids of up to 128 bytes each
+  static constexpr std::size_t kKeptReadIds = 64;
   static constexpr std::size_t kKeptScratchCapacity = 16 * 1024;
   std::vector<std::shared_ptr<asio::steady_timer>> room_waiters_;
   std::shared_ptr<asio::steady_timer> partial_timer_;

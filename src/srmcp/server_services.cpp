@@ -44,7 +44,6 @@ void ServerSession::handle(Link& link, const Message& m) {
       reply_text(h.tid, h.type, Status::ok, reply_body_);
       server_->count_request(h.type, arrived);
     }
-    if (reply_body_.capacity() > kKeptScratchCapacity) std::string().swap(reply_body_);
     if (h.type == MessageType::close) close_gracefully();
   } catch (const ProtocolError& e) {
     reply_error(h.tid, e.status(), e.what());
@@ -54,6 +53,10 @@ void ServerSession::handle(Link& link, const Message& m) {
     reply_error(h.tid, Status::bad_request, std::string("bad request body: ") + e.what());
     server_->count_request(h.type, arrived);
   }
+  // Whatever the request did, even if it failed halfway, the scratch buffers keep only their
+  // usual size (server_impl.hpp).
+  if (reply_body_.capacity() > kKeptScratchCapacity) std::string().swap(reply_body_);
+  if (read_ids_.capacity() > kKeptReadIds) std::vector<std::string>().swap(read_ids_);
 }
 
 NodeStore& ServerSession::nodes() {
@@ -100,7 +103,6 @@ bool ServerSession::dispatch(Link& link, const MessageHeader& h, ByteView raw, C
       waits = true;
       return deferred_reply(h.tid, h.type, arrived, ops);
     });
-    if (read_ids_.capacity() > kKeptReadIds) std::vector<std::string>().swap(read_ids_);
     if (now && waits) backend_ops_ -= ops;
     return now;
   }
