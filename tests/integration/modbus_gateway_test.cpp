@@ -7,8 +7,6 @@
 // half answers. The devices share the one event-loop thread with the sessions, as in srmcpd with
 // threads = 1, so "nothing else is stalled" is tested where it is hardest.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <atomic>
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include "../support/child_process.hpp"
 #include "../support/hostile_modbus_device.hpp"
 #include "../support/programs.hpp"
+#include "../support/refused_port.hpp"
 #include "../support/status.hpp"
 #include "../support/test_pki.hpp"
 #include "pqot/srmcp/client.hpp"
@@ -71,19 +70,6 @@ std::string nodes(const std::string& dev, const std::string& extra_modbus = "") 
     t += node(id, "readwrite", point);
   }
   return t;
-}
-
-// A port nothing listens on: bound once, then closed.
-int closed_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 std::size_t open_descriptors() {
@@ -214,7 +200,8 @@ TEST_F(ModbusGateway, ExceptionAnswerIsDeviceExceptionForThatNodeOnly) {
 
 TEST_F(ModbusGateway, RefusedConnectionsAffectOnlyThatDevice) {
   ChildProcess good(kSim, {});
-  start(device("good", good.port()) + device("down", closed_port()) + nodes("good") +
+  const test::RefusedPort refusing;
+  start(device("good", good.port()) + device("down", refusing.port()) + nodes("good") +
         nodes("down"));
   EXPECT_EQ(read_statuses({"good.sp", "down.sp", "good.s0", "down.temp"}),
             (std::vector<int>{0, code(Status::backend_error), 0, code(Status::backend_error)}));
@@ -290,7 +277,8 @@ TEST_F(ModbusGateway, SlowDeviceDoesNotStallOtherDevicesOrSessions) {
 // and LeakSanitizer reports any memory left at exit whatever the count.
 TEST_F(ModbusGateway, TwoThousandFailingRequestsLeakNothing) {
   ChildProcess failing(kSim, {"--fault", "exception"});
-  start(device("exc", failing.port()) + device("down", closed_port()) + nodes("exc") +
+  const test::RefusedPort refusing;
+  start(device("exc", failing.port()) + device("down", refusing.port()) + nodes("exc") +
         nodes("down"));
   (void)client_->read({"exc.sp"});
   const auto fds = open_descriptors();

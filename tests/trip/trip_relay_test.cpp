@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "../support/refused_port.hpp"
 #include "../support/wait.hpp"
 #include "tripd/relay.hpp"
 
@@ -321,13 +322,8 @@ TEST(TripRelay, Section9_AnIdleConnectionIsClosed) {
 }
 
 TEST(TripRelay, Section9_AFailedConnectClosesTheClient) {
-  std::uint16_t closed_port = 0;
-  {
-    asio::io_context io;
-    Tcp::acceptor a(io, {kLoopback, 0});  // a port nobody listens on once `a` is gone
-    closed_port = a.local_endpoint().port();
-  }
-  RelayRunner relay(relay_config(closed_port));
+  const pqot::test::RefusedPort closed;
+  RelayRunner relay(relay_config(static_cast<std::uint16_t>(closed.port())));
   relay.start();
   asio::io_context io;
   Tcp::socket s = connect(io, relay.tcp());
