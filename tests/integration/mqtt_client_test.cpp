@@ -8,6 +8,7 @@
 
 #include "../support/mosquitto_broker.hpp"
 #include "../support/mqtt_peer.hpp"
+#include "../support/refused_port.hpp"
 
 using namespace pqot;
 using namespace pqot::test;
@@ -129,9 +130,10 @@ TEST(MqttClient, QueuedQos1MessagesArriveAfterSubscriberReconnects) {
 // wait returns (it does not sit out the hour).
 TEST(MqttClient, PublishBoundsAndStopDuringBackoff) {
   TestPki pki(1);
+  const test::RefusedPort refusing;
   auto o = mqtt::ClientOptions{};
   o.host = "127.0.0.1";
-  o.port = mqtt::free_loopback_port();  // nobody listens
+  o.port = refusing.port();
   o.client_id = "client1";
   o.tls = {pki.ca(), pki.file("client1.crt"), pki.file("client1.key")};
   o.max_queued = 2;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "../support/http_test_server.hpp"
+#include "../support/refused_port.hpp"
 #include "../support/temp_dir.hpp"
 #include "../support/wait.hpp"
 #include "pqot/crypto/hash.hpp"
@@ -292,13 +293,8 @@ TEST_F(SrupDeviceHttp, DestroyingTheFetcherCancelsADownloadAndDeletesItsFile) {
 }
 
 TEST_F(SrupDeviceHttp, NobodyListeningIsAServerError) {
-  std::uint16_t port = 0;
-  {
-    asio::io_context io;
-    tcp::acceptor a(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = a.local_endpoint().port();
-  }
-  const auto r = fetch("http://127.0.0.1:" + std::to_string(port) + "/fw.bin");
+  const pqot::test::RefusedPort refusing;
+  const auto r = fetch("http://127.0.0.1:" + std::to_string(refusing.port()) + "/fw.bin");
   EXPECT_EQ(r.status, Status::update_server_error);
   EXPECT_NE(r.detail.find("cannot connect"), std::string::npos) << r.detail;
 }

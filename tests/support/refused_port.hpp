@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace pqot::test {
@@ -32,11 +33,11 @@ class RefusedPort {
   RefusedPort(const RefusedPort&) = delete;
   RefusedPort& operator=(const RefusedPort&) = delete;
 
-  int port() const { return port_; }
+  std::uint16_t port() const { return port_; }
 
  private:
   int fd_;
-  int port_ = 0;
+  std::uint16_t port_ = 0;
 };
 
 }  // namespace pqot::test

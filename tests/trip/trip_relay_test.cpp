@@ -323,7 +323,7 @@ TEST(TripRelay, Section9_AnIdleConnectionIsClosed) {
 
 TEST(TripRelay, Section9_AFailedConnectClosesTheClient) {
   const pqot::test::RefusedPort closed;
-  RelayRunner relay(relay_config(static_cast<std::uint16_t>(closed.port())));
+  RelayRunner relay(relay_config(closed.port()));
   relay.start();
   asio::io_context io;
   Tcp::socket s = connect(io, relay.tcp());
