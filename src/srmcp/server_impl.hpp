@@ -24,6 +24,7 @@
 #include "pqot/common/log_limiter.hpp"
 #include "pqot/common/printable.hpp"
 #include "pqot/srmcp/server.hpp"
+#include "request_scratch.hpp"
 
 namespace pqot::srmcp {
 
@@ -223,14 +224,7 @@ class ServerSession : public std::enable_shared_from_this<ServerSession> {
   std::size_t subscribed_ids_ = 0;
   std::uint64_t next_subscription_ = 1;
   std::size_t backend_ops_ = 0;  // node operations waiting for devices (READ, WRITE, samples)
-  // Reused request after request, so that a READ answered at once allocates nothing: the ids of
-  // the READ being served and the body of the reply being written. A request larger than these
-  // bounds releases them afterwards (handle()), so they hold at most about 35 KiB per session:
-  // 16 KiB of body, 64 ids of up to 255 bytes.
-  std::vector<std::string> read_ids_;
-  std::string reply_body_;
-  static constexpr std::size_t kKeptReadIds = 64;
-  static constexpr std::size_t kKeptScratchCapacity = 16 * 1024;
+  RequestScratch scratch_;  // the READ ids and reply body, reused request after request
   std::vector<std::shared_ptr<asio::steady_timer>> room_waiters_;
   std::shared_ptr<asio::steady_timer> partial_timer_;
   bool closed_ = false;

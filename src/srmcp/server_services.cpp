@@ -39,9 +39,9 @@ void ServerSession::handle(Link& link, const Message& m) {
     return;
   }
   try {
-    reply_body_.clear();
-    if (dispatch(link, h, m.body, arrived, reply_body_)) {
-      reply_text(h.tid, h.type, Status::ok, reply_body_);
+    scratch_.reply_body.clear();
+    if (dispatch(link, h, m.body, arrived, scratch_.reply_body)) {
+      reply_text(h.tid, h.type, Status::ok, scratch_.reply_body);
       server_->count_request(h.type, arrived);
     }
     if (h.type == MessageType::close) close_gracefully();
@@ -54,9 +54,8 @@ void ServerSession::handle(Link& link, const Message& m) {
     server_->count_request(h.type, arrived);
   }
   // Whatever the request did, even if it failed halfway, the scratch buffers keep only their
-  // usual size (server_impl.hpp).
-  if (reply_body_.capacity() > kKeptScratchCapacity) std::string().swap(reply_body_);
-  if (read_ids_.capacity() > kKeptReadIds) std::vector<std::string>().swap(read_ids_);
+  // usual size, and a LINK_REQUEST's reply (it holds the link's bind token) is wiped.
+  scratch_.release_excess(h.type == MessageType::link_request);
 }
 
 NodeStore& ServerSession::nodes() {
@@ -93,13 +92,13 @@ bool ServerSession::dispatch(Link& link, const MessageHeader& h, ByteView raw, C
   // backend is waited for (deferred_reply, made only then).
   if (h.type == MessageType::read) {
     if (compact) {
-      compact::decode_read_request_into(raw, limits, h.tid, read_ids_);
+      compact::decode_read_request_into(raw, limits, h.tid, scratch_.read_ids);
     } else {
-      read_ids_ = decode_read(json_object_body(raw, limits, h.tid), limits, h.tid).ids;
+      scratch_.read_ids = decode_read(json_object_body(raw, limits, h.tid), limits, h.tid).ids;
     }
-    const std::size_t ops = read_ids_.size();
+    const std::size_t ops = scratch_.read_ids.size();
     bool waits = false;
-    const bool now = nodes.read_body(read_ids_, principal_, encoding_, out, [&] {
+    const bool now = nodes.read_body(scratch_.read_ids, principal_, encoding_, out, [&] {
       waits = true;
       return deferred_reply(h.tid, h.type, arrived, ops);
     });

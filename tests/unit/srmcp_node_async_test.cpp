@@ -9,6 +9,7 @@
 
 #include "../support/wait.hpp"
 #include "pqot/srmcp/node.hpp"
+#include "srmcp/request_scratch.hpp"
 
 namespace pqot::srmcp {
 namespace {
@@ -357,6 +358,40 @@ TEST(SrmcpNodeAsync, AddRejectsInconsistentCallables) {
   read_only_with_writers.writers = {"*"};
   read_only_with_writers.read_async = [](ReadDone) {};
   EXPECT_THROW(store.add(read_only_with_writers), std::invalid_argument);
+}
+
+// The buffers a session reuses between requests (request_scratch.hpp): what a hostile request
+// makes them grow to is released after it, whether by count, by size or by one long JSON id.
+TEST(SrmcpRequestScratch, KeepsOnlyItsBoundsAndWipesASecretReply) {
+  RequestScratch s;
+  s.read_ids.assign(10, std::string(20, 'a'));
+  s.reply_body.assign(1000, 'x');
+  s.release_excess(false);
+  EXPECT_EQ(s.read_ids.size(), 10u);  // the usual request: kept for the next one
+  EXPECT_GE(s.reply_body.capacity(), 1000u);
+
+  s.read_ids.assign(RequestScratch::kMaxKeptIds + 1, "id");
+  s.release_excess(false);
+  EXPECT_EQ(s.read_ids.capacity(), 0u);
+
+  // One id of a megabyte (a JSON READ may carry it: only the message size bounds it).
+  s.read_ids.assign(1, std::string(1 << 20, 'a'));
+  s.release_excess(false);
+  EXPECT_EQ(s.read_ids.capacity(), 0u);
+  // 64 JSON ids of 300 bytes each are within the count but over the byte bound.
+  s.read_ids.assign(RequestScratch::kMaxKeptIds, std::string(300, 'a'));
+  EXPECT_GT(s.id_bytes(), RequestScratch::kMaxKeptBytes);
+  s.release_excess(false);
+  EXPECT_EQ(s.read_ids.capacity(), 0u);
+
+  s.reply_body.assign(RequestScratch::kMaxKeptBytes + 1, 'x');
+  s.release_excess(false);
+  EXPECT_EQ(s.reply_body.capacity(), std::string().capacity());
+
+  s.reply_body = "{\"token\":\"00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\"}";
+  s.release_excess(true);
+  EXPECT_TRUE(s.reply_body.empty());
+  EXPECT_EQ(s.reply_body.capacity(), std::string().capacity());
 }
 
 }  // namespace
